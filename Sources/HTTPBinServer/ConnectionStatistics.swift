@@ -1,0 +1,85 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOConcurrencyHelpers
+
+/// What the server has seen of its connections, so tests can check reuse and pool limits.
+public struct ConnectionStatistics: Sendable, Equatable {
+    /// Connections accepted since the server started (or since the last reset).
+    public var acceptedConnections = 0
+    /// Connections open right now.
+    public var openConnections = 0
+    /// The most connections that were open at the same moment.
+    public var peakOpenConnections = 0
+    /// Requests served on each accepted connection, in the order the connections were accepted.
+    public var requestsPerConnection: [Int] = []
+
+    /// Requests served over all connections.
+    public var totalRequests: Int { requestsPerConnection.reduce(0, +) }
+}
+
+/// Counts connections and the requests on each, across every listener of one server.
+final class ConnectionRecorder: Sendable {
+    private struct State {
+        var statistics = ConnectionStatistics()
+        /// Index into `requestsPerConnection` of each open connection, by its channel.
+        var openIndices: [ObjectIdentifier: Int] = [:]
+    }
+    private let state = NIOLockedValueBox(State())
+
+    var statistics: ConnectionStatistics { state.withLockedValue { $0.statistics } }
+
+    func reset() {
+        state.withLockedValue { state in
+            // Connections still open keep being counted, as new entries.
+            state.statistics = ConnectionStatistics(
+                openConnections: state.openIndices.count, peakOpenConnections: state.openIndices.count)
+            for (offset, key) in state.openIndices.keys.enumerated() {
+                state.openIndices[key] = offset
+                state.statistics.requestsPerConnection.append(0)
+            }
+        }
+    }
+
+    func connectionOpened(_ channel: any Channel) {
+        let key = ObjectIdentifier(channel)
+        state.withLockedValue { state in
+            state.openIndices[key] = state.statistics.requestsPerConnection.count
+            state.statistics.requestsPerConnection.append(0)
+            state.statistics.acceptedConnections += 1
+            state.statistics.openConnections += 1
+            state.statistics.peakOpenConnections = max(state.statistics.peakOpenConnections, state.statistics.openConnections)
+        }
+        channel.closeFuture.whenComplete { _ in
+            self.state.withLockedValue { state in
+                if state.openIndices.removeValue(forKey: key) != nil {
+                    state.statistics.openConnections -= 1
+                }
+            }
+        }
+    }
+
+    /// Records a request served on `channel`: the connection itself for HTTP/1, a stream of it for HTTP/2.
+    func requestReceived(on channel: any Channel) {
+        state.withLockedValue { state in
+            let index = state.openIndices[ObjectIdentifier(channel)] ?? channel.parent.flatMap { state.openIndices[ObjectIdentifier($0)] }
+            if let index { state.statistics.requestsPerConnection[index] += 1 }
+        }
+    }
+}
+
+/// Wraps a listener's child channel setup to tell the recorder of every accepted connection.
+struct RecordingChildChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+    let base: Base
+    let recorder: ConnectionRecorder
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        recorder.connectionOpened(channel)
+        return base.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
+    }
+}

@@ -1,0 +1,127 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// `/basic-auth/:user/:passwd`, `/hidden-basic-auth/:user/:passwd`, `/bearer` and
+/// `/digest-auth/:qop/:user/:passwd[/:algorithm]` (RFC 7616, MD5, SHA-256 and SHA-512).
+enum Authentication {
+    /// The realm httpbin.org names in its digest challenges.
+    static let digestRealm = "me@kennethreitz.com"
+
+    static func basic(_ ex: Exchange, _ rest: [String], hidden: Bool) throws -> Response {
+        try ex.require(.get)
+        guard rest.count == 2 else { throw HTTPBinError(.notFound) }
+        let expected = "Basic " + Data("\(rest[0]):\(rest[1])".utf8).base64EncodedString()
+        if ex.headers[.authorization] == expected {
+            return try ex.json(["authenticated": true, "user": rest[0]])
+        }
+        if hidden { throw HTTPBinError(.notFound) }
+        throw HTTPBinError(.unauthorized, headers: [.wwwAuthenticate: "Basic realm=\"Fake Realm\""])
+    }
+
+    static func bearer(_ ex: Exchange) throws -> Response {
+        try ex.require(.get)
+        guard let authorization = ex.headers[.authorization], authorization.hasPrefix("Bearer "),
+            case let token = String(authorization.dropFirst("Bearer ".count)), !token.isEmpty
+        else { throw HTTPBinError(.unauthorized, headers: [.wwwAuthenticate: "Bearer"]) }
+        return try ex.json(["authenticated": true, "token": token])
+    }
+
+    static func digest(_ ex: Exchange, _ rest: [String]) async throws -> Response {
+        try ex.require(.get)
+        guard (3...4).contains(rest.count) else { throw HTTPBinError(.notFound) }
+        let (qop, user, password) = (rest[0], rest[1], rest[2])
+        guard let algorithm = DigestAlgorithm(rawValue: rest.count == 4 ? rest[3].uppercased() : "MD5") else {
+            throw HTTPBinError(.badRequest, "unsupported digest algorithm")
+        }
+        let body = Array(buffer: try await ex.collectBody())
+        if let header = ex.headers[.authorization], header.lowercased().hasPrefix("digest "),
+            let expected = expectedResponse(
+                to: parameters(String(header.dropFirst("Digest ".count))),
+                method: ex.method.rawValue, user: user, password: password, algorithm: algorithm, body: body)
+        {
+            if expected { return try ex.json(["authenticated": true, "user": user]) }
+        }
+        let challenge = [
+            "realm=\"\(digestRealm)\"",
+            "nonce=\"\(randomHex())\"",
+            qop == "auth" || qop == "auth-int" ? "qop=\"\(qop)\"" : nil,
+            "opaque=\"\(randomHex())\"",
+            "algorithm=\(algorithm.rawValue)",
+            "stale=FALSE",
+        ].compactMap { $0 }.joined(separator: ", ")
+        throw HTTPBinError(.unauthorized, headers: [.wwwAuthenticate: "Digest " + challenge])
+    }
+
+    enum DigestAlgorithm: String {
+        case md5 = "MD5"
+        case sha256 = "SHA-256"
+        case sha512 = "SHA-512"
+
+        func hex(_ text: String) -> String { hex(Array(text.utf8)) }
+
+        func hex(_ bytes: [UInt8]) -> String {
+            switch self {
+            case .md5: Insecure.MD5.hash(data: bytes).hexString
+            case .sha256: SHA256.hash(data: bytes).hexString
+            case .sha512: SHA512.hash(data: bytes).hexString
+            }
+        }
+    }
+
+    /// Whether the client's digest matches; nil when the header lacks a field it needs.
+    static func expectedResponse(
+        to fields: [String: String], method: String, user: String, password: String, algorithm: DigestAlgorithm, body: [UInt8]
+    ) -> Bool? {
+        guard let username = fields["username"], let nonce = fields["nonce"], let uri = fields["uri"],
+            let response = fields["response"]
+        else { return nil }
+        guard username == user else { return false }
+        let ha1 = algorithm.hex("\(user):\(fields["realm"] ?? digestRealm):\(password)")
+        let expected: String
+        switch fields["qop"] {
+        case let qop? where qop == "auth" || qop == "auth-int":
+            guard let nc = fields["nc"], let cnonce = fields["cnonce"] else { return nil }
+            let ha2 = qop == "auth" ? algorithm.hex("\(method):\(uri)") : algorithm.hex("\(method):\(uri):\(algorithm.hex(body))")
+            expected = algorithm.hex("\(ha1):\(nonce):\(nc):\(cnonce):\(qop):\(ha2)")
+        default:
+            expected = algorithm.hex("\(ha1):\(nonce):\(algorithm.hex("\(method):\(uri)"))")
+        }
+        return expected == response.lowercased()
+    }
+
+    /// Splits `a="x, y", b=z` into its fields, respecting quotes.
+    static func parameters(_ text: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        var scanner = Substring(text)
+        while !scanner.isEmpty {
+            scanner = scanner.drop { $0 == " " || $0 == "," }
+            guard let equals = scanner.firstIndex(of: "=") else { break }
+            let name = scanner[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            scanner = scanner[scanner.index(after: equals)...]
+            let value: Substring
+            if scanner.first == "\"" {
+                let afterQuote = scanner.dropFirst()
+                let close = afterQuote.firstIndex(of: "\"") ?? afterQuote.endIndex
+                value = afterQuote[..<close]
+                scanner = close == afterQuote.endIndex ? "" : afterQuote[afterQuote.index(after: close)...]
+            } else {
+                let comma = scanner.firstIndex(of: ",") ?? scanner.endIndex
+                value = scanner[..<comma]
+                scanner = scanner[comma...]
+            }
+            fields[name] = value.trimmingCharacters(in: .whitespaces)
+        }
+        return fields
+    }
+
+    private static func randomHex() -> String {
+        (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+}
+
+extension Digest {
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,236 @@
+public import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdHTTP2
+import HummingbirdTLS
+import HummingbirdWebSocket
+public import Logging
+import NIOCore
+import NIOSSL
+import ServiceLifecycle
+
+/// An httpbin.org-compatible server on loopback, started in-process by tests, benchmarks and demos.
+///
+/// ```swift
+/// let server = try await HTTPBinServer.start()
+/// // GET server.url("/get") ...
+/// try await server.shutdown()
+/// ```
+///
+/// It binds an ephemeral port unless told otherwise, so any number of servers can run at once. With
+/// `tls` on, it also opens one HTTPS listener per ``TLSVariant``, each presenting a certificate from
+/// ``certificates``; those listeners offer HTTP/2 and HTTP/1.1 over ALPN. The plain listener accepts
+/// WebSocket upgrades at `/websocket/echo`.
+public final class HTTPBinServer: Sendable {
+    /// How to start a server.
+    public struct Configuration: Sendable {
+        /// The address to listen on.
+        public var host: String
+        /// The plain HTTP port; 0 picks a free one.
+        public var port: Int
+        /// Whether to open the HTTPS listeners, one per ``TLSVariant``, each on a free port.
+        public var tls: Bool
+        /// How long an idle keep-alive connection stays open; nil keeps it until the client closes it.
+        public var idleTimeout: Duration?
+        /// Where the server logs; quiet (errors only) by default.
+        public var logger: Logger
+
+        /// - Parameters:
+        ///   - host: the address to listen on, `127.0.0.1` by default.
+        ///   - port: the plain HTTP port; 0 (the default) picks a free one.
+        ///   - tls: whether to open the HTTPS listeners too.
+        ///   - idleTimeout: how long idle keep-alive connections stay open.
+        ///   - logger: where the server logs.
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, tls: Bool = false, idleTimeout: Duration? = nil, logger: Logger? = nil
+        ) {
+            self.host = host
+            self.port = port
+            self.tls = tls
+            self.idleTimeout = idleTimeout
+            self.logger = logger ?? Self.quietLogger
+        }
+
+        private static var quietLogger: Logger {
+            var logger = Logger(label: "HTTPBinServer")
+            logger.logLevel = .error
+            return logger
+        }
+    }
+
+    /// Where the plain HTTP listener is: `http://127.0.0.1:<port>`.
+    public let baseURL: URL
+    /// The plain HTTP listener's port.
+    public let port: Int
+    /// The certificates the HTTPS listeners present; nil unless started with `tls`.
+    public let certificates: TestCertificates?
+    private let tlsPorts: [TLSVariant: Int]
+    private let host: String
+    private let recorder: ConnectionRecorder
+    private let serviceGroup: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    private init(
+        host: String, ports: [Int], certificates: TestCertificates?, recorder: ConnectionRecorder, serviceGroup: ServiceGroup,
+        running: Task<Void, any Error>
+    ) {
+        self.host = host
+        self.port = ports[0]
+        self.baseURL = URL(string: "http://\(host):\(ports[0])")!
+        self.certificates = certificates
+        var tlsPorts: [TLSVariant: Int] = [:]
+        for (variant, port) in zip(TLSVariant.allCases, ports.dropFirst()) { tlsPorts[variant] = port }
+        self.tlsPorts = tlsPorts
+        self.recorder = recorder
+        self.serviceGroup = serviceGroup
+        self.running = running
+    }
+
+    /// Starts a server and returns once every listener accepts connections.
+    /// - Parameter configuration: where and how to listen.
+    public static func start(_ configuration: Configuration = .init()) async throws -> HTTPBinServer {
+        let recorder = ConnectionRecorder()
+        let certificates = configuration.tls ? try TestCertificates.generate() : nil
+        var listeners = [(builder: plainListener(configuration, recorder), scheme: "http", port: configuration.port)]
+        if let certificates {
+            for variant in TLSVariant.allCases {
+                listeners.append((try tlsListener(variant, certificates, configuration, recorder), "https", 0))
+            }
+        }
+
+        let (bound, boundContinuation) = AsyncStream.makeStream(of: (index: Int, port: Int).self)
+        let applications = listeners.enumerated().map { index, listener in
+            Application(
+                responder: HTTPBinResponder(scheme: listener.scheme, recorder: recorder),
+                server: listener.builder,
+                configuration: .init(address: .hostname(configuration.host, port: listener.port)),
+                onServerRunning: { channel in boundContinuation.yield((index, channel.localAddress?.port ?? -1)) },
+                logger: configuration.logger)
+        }
+        let serviceGroup = ServiceGroup(
+            configuration: .init(services: applications, gracefulShutdownSignals: [], logger: configuration.logger))
+        let running = Task {
+            defer { boundContinuation.finish() }
+            try await serviceGroup.run()
+        }
+
+        var ports = [Int](repeating: -1, count: listeners.count)
+        var remaining = listeners.count
+        for await (index, port) in bound {
+            ports[index] = port
+            remaining -= 1
+            if remaining == 0 { break }
+        }
+        guard remaining == 0, !ports.contains(-1) else {
+            // A listener failed to bind: the group has stopped; report why.
+            try await running.value
+            throw StartError(message: "HTTPBinServer did not start every listener")
+        }
+        return HTTPBinServer(
+            host: configuration.host, ports: ports, certificates: certificates, recorder: recorder, serviceGroup: serviceGroup,
+            running: running)
+    }
+
+    /// Stops listening, lets requests in flight finish (for up to five seconds) and closes every connection.
+    public func shutdown() async throws {
+        await serviceGroup.triggerGracefulShutdown()
+        let running = self.running
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(5))
+            running.cancel()
+        }
+        defer { deadline.cancel() }
+        do {
+            try await running.value
+        } catch is CancellationError {
+            // Shut down by the deadline: connections were closed rather than drained.
+        }
+    }
+
+    /// A URL on the plain HTTP listener.
+    /// - Parameter path: a path with an optional query, such as `/get?a=1`.
+    public func url(_ path: String) -> URL {
+        URL(string: baseURL.absoluteString + path)!
+    }
+
+    /// A URL on the HTTPS listener of `variant`, or nil when the server was started without `tls`.
+    /// - Parameters:
+    ///   - variant: which certificate the listener presents.
+    ///   - path: a path with an optional query, such as `/get`.
+    ///   - host: the host name to use in the URL; the certificates name `localhost` and `127.0.0.1`.
+    public func tlsURL(_ variant: TLSVariant, _ path: String = "", host: String? = nil) -> URL? {
+        guard let port = tlsPorts[variant] else { return nil }
+        return URL(string: "https://\(host ?? self.host):\(port)\(path)")
+    }
+
+    /// The port of the HTTPS listener of `variant`, or nil when the server was started without `tls`.
+    public func tlsPort(_ variant: TLSVariant) -> Int? { tlsPorts[variant] }
+
+    /// Connection and request counts across every listener.
+    public var statistics: ConnectionStatistics { recorder.statistics }
+
+    /// Starts counting afresh; connections open now count as newly accepted.
+    public func resetStatistics() { recorder.reset() }
+
+    struct StartError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    private static func plainListener(_ configuration: Configuration, _ recorder: ConnectionRecorder) -> HTTPServerBuilder {
+        let http1 = HTTP1Channel.Configuration(idleTimeout: configuration.idleTimeout.map(TimeAmount.init))
+        return HTTPServerBuilder { responder in
+            RecordingChildChannel(
+                base: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, configuration: .init(http1: http1), shouldUpgrade: WebSocketEcho.shouldUpgrade),
+                recorder: recorder)
+        }
+    }
+
+    private static func tlsListener(
+        _ variant: TLSVariant, _ certificates: TestCertificates, _ configuration: Configuration, _ recorder: ConnectionRecorder
+    ) throws -> HTTPServerBuilder {
+        let leaf = certificates.leaf(for: variant)
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: leaf.certificateDER, format: .der))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem)))
+        if variant == .mutualTLS {
+            tls.certificateVerification = .noHostnameVerification
+            tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: certificates.certificateAuthority.certificateDER, format: .der)])
+        }
+        let channelConfiguration = HTTP2UpgradeChannel.Configuration(
+            idleTimeout: configuration.idleTimeout,
+            streamConfiguration: .init(idleTimeout: configuration.idleTimeout.map(TimeAmount.init)))
+        return HTTPServerBuilder { [tls] responder in
+            RecordingChildChannel(
+                base: try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: channelConfiguration, responder: responder),
+                recorder: recorder)
+        }
+    }
+}
+
+/// `/websocket/echo`: every text or binary message comes back as it was sent.
+enum WebSocketEcho {
+    static let maximumMessageSize = 16 * 1024 * 1024
+
+    @Sendable static func shouldUpgrade(
+        _ request: HTTPRequest, _ channel: any Channel, _ logger: Logger
+    ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        guard request.path?.split(separator: "?").first == "/websocket/echo" else { return .dontUpgrade }
+        return .upgrade([:]) { inbound, outbound, _ in
+            for try await message in inbound.messages(maxSize: maximumMessageSize) {
+                switch message {
+                case .text(let text): try await outbound.write(.text(text))
+                case .binary(let bytes): try await outbound.write(.binary(bytes))
+                }
+            }
+        }
+    }
+}
+
+extension TimeAmount {
+    fileprivate init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
