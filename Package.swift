@@ -79,6 +79,7 @@ let package = Package(
             dependencies: [
                 "HTTPBinServer",
                 "httpbin-server",
+                "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

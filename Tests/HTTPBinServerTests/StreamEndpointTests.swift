@@ -1,0 +1,137 @@
+import Crypto
+import Foundation
+@testable import HTTPBinServer
+import NIOHTTP1
+import Testing
+
+@Suite struct StreamEndpointTests {
+    @Test func seededBytesAreReproducible() async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/bytes/100000?seed=42"))
+            var generator = SeededBytes(seed: 42)
+            #expect(response.status == 200)
+            #expect(response.header("Content-Length") == "100000")
+            #expect(response.header("Content-Type") == "application/octet-stream")
+            #expect(response.body == generator.next(100_000))
+        }
+    }
+
+    @Test func seededBytesDoNotDependOnChunking() {
+        var whole = SeededBytes(seed: 7)
+        var pieces = SeededBytes(seed: 7)
+        let expected = whole.next(1000)
+        let chunked = pieces.next(3) + pieces.next(13) + pieces.next(984)
+        #expect(chunked == expected)
+    }
+
+    @Test func streamBytesAreChunked() async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/stream-bytes/5000?seed=3&chunk_size=1000"))
+            var generator = SeededBytes(seed: 3)
+            #expect(response.header("Transfer-Encoding") == "chunked")
+            #expect(response.header("Content-Length") == nil)
+            #expect(response.body == generator.next(5000))
+        }
+    }
+
+    @Test func streamSendsOneJSONLinePerItem() async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/stream/3"))
+            let lines = response.text.split(separator: "\n")
+            #expect(lines.count == 3)
+            let ids = lines.compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? Int
+            }
+            #expect(ids == [0, 1, 2])
+        }
+    }
+
+    @Test func dripSendsAsterisksWithStatus() async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/drip?numbytes=5&duration=0&delay=0&code=201"))
+            #expect(response.status == 201)
+            #expect(response.text == "*****")
+            #expect(response.header("Content-Length") == "5")
+        }
+    }
+
+    @Test func delayZeroAnswersLikeAnything() async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/delay/0?x=1"), .POST, body: .bytes(Array("body".utf8)))
+            #expect(response.json["data"] as? String == "body")
+            #expect(response.json["args"] as? [String: String] == ["x": "1"])
+        }
+    }
+
+    @Test func rangeWithoutRangeHeaderIsWhole() async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/range/30"))
+            #expect(response.status == 200)
+            #expect(response.text == "abcdefghijklmnopqrstuvwxyzabcd")
+            #expect(response.header("ETag") == "\"range30\"")
+            #expect(response.header("Accept-Ranges") == "bytes")
+        }
+    }
+
+    @Test(arguments: [
+        ("bytes=5-9", "fghij", "bytes 5-9/30"),
+        ("bytes=25-", "zabcd", "bytes 25-29/30"),
+        ("bytes=-3", "bcd", "bytes 27-29/30"),
+        ("bytes=28-100", "cd", "bytes 28-29/30"),
+    ])
+    func rangeAnswersPartialContent(range: String, body: String, contentRange: String) async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/range/30"), headers: [("Range", range)])
+            #expect(response.status == 206)
+            #expect(response.text == body)
+            #expect(response.header("Content-Range") == contentRange)
+            #expect(response.header("Content-Length") == String(body.count))
+        }
+    }
+
+    @Test func unsatisfiableRangeIs416() async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/range/30"), headers: [("Range", "bytes=30-40")])
+            #expect(response.status == 416)
+            #expect(response.header("Content-Range") == "bytes */30")
+        }
+    }
+
+    @Test func ifRangeMismatchSendsWholeBody() async throws {
+        try await withServer { server async throws in
+            let stale = try await fetch(server.url("/range/26"), headers: [("Range", "bytes=20-"), ("If-Range", "\"other\"")])
+            #expect(stale.status == 200)
+            #expect(stale.bodyCount == 26)
+            let fresh = try await fetch(server.url("/range/26"), headers: [("Range", "bytes=20-"), ("If-Range", "\"range26\"")])
+            #expect(fresh.status == 206)
+            #expect(fresh.text == "uvwxyz")
+        }
+    }
+
+    @Test func byteRangeParsing() {
+        #expect(ByteRange.parse("bytes=0-0", length: 10) == .satisfiable(0..<1))
+        #expect(ByteRange.parse("bytes=-0", length: 10) == .unsatisfiable)
+        #expect(ByteRange.parse("bytes=5-2", length: 10) == .ignored)
+        #expect(ByteRange.parse("items=0-1", length: 10) == .ignored)
+        #expect(ByteRange.parse("bytes=0-1,3-4", length: 10) == .ignored)
+        #expect(ByteRange.parse("bytes=-20", length: 10) == .satisfiable(0..<10))
+    }
+
+    @Test func uploadReportsLengthAndDigest() async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/upload"), .POST, body: .generated(count: 1_000_003, seed: 9))
+            var generator = SeededBytes(seed: 9)
+            let expected = SHA256.hash(data: generator.next(1_000_003)).map { String(format: "%02x", $0) }.joined()
+            #expect(response.json["bytes"] as? Int == 1_000_003)
+            #expect(response.json["sha256"] as? String == expected)
+        }
+    }
+
+    @Test func serverSentEventsFollowTheFormat() async throws {
+        try await withServer { server async throws in
+            let response = try await fetch(server.url("/sse?count=2"))
+            #expect(response.header("Content-Type") == "text/event-stream")
+            #expect(response.text == "id: 0\nevent: tick\ndata: {\"id\":0}\n\nid: 1\nevent: tick\ndata: {\"id\":1}\n\n")
+        }
+    }
+}
