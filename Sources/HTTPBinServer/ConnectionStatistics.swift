@@ -1,18 +1,30 @@
 import HummingbirdCore
 import Logging
-import NIOCore
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// What the server has seen of its connections, so tests can check reuse and pool limits.
 public struct ConnectionStatistics: Sendable, Equatable {
     /// Connections accepted since the server started (or since the last reset).
-    public var acceptedConnections = 0
+    public var acceptedConnections: Int
     /// Connections open right now.
-    public var openConnections = 0
+    public var openConnections: Int
     /// The most connections that were open at the same moment.
-    public var peakOpenConnections = 0
+    public var peakOpenConnections: Int
     /// Requests served on each accepted connection, in the order the connections were accepted.
-    public var requestsPerConnection: [Int] = []
+    public var requestsPerConnection: [Int]
+
+    /// - Parameters:
+    ///   - acceptedConnections: connections accepted.
+    ///   - openConnections: connections open now.
+    ///   - peakOpenConnections: the most connections open at once.
+    ///   - requestsPerConnection: requests served on each connection, in accept order.
+    public init(acceptedConnections: Int = 0, openConnections: Int = 0, peakOpenConnections: Int = 0, requestsPerConnection: [Int] = []) {
+        self.acceptedConnections = acceptedConnections
+        self.openConnections = openConnections
+        self.peakOpenConnections = peakOpenConnections
+        self.requestsPerConnection = requestsPerConnection
+    }
 
     /// Requests served over all connections.
     public var totalRequests: Int { requestsPerConnection.reduce(0, +) }

@@ -99,7 +99,9 @@ struct Exchange: Sendable {
     }
 
     /// A response with a fixed body.
-    func bytes(_ body: some Sequence<UInt8>, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:])
+    func bytes(
+        _ body: some Sequence<UInt8>, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+    )
         -> Response
     {
         var headers = headers

@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
-@testable import HTTPBinServer
 import NIOHTTP1
 import Testing
+
+@testable import HTTPBinServer
 
 @Suite struct StreamEndpointTests {
     @Test func seededBytesAreReproducible() async throws {

@@ -61,7 +61,8 @@ enum Streams {
         for id in 0..<count {
             var line = summary
             line["id"] = id
-            var buffer = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys, .withoutEscapingSlashes]))
+            var buffer = ByteBuffer(
+                bytes: try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys, .withoutEscapingSlashes]))
             buffer.writeString("\n")
             lines.append(buffer)
         }

@@ -1,6 +1,7 @@
 import HTTPBinServer
 
 /// Runs `body` against a server of its own, started on a free port and shut down afterwards.
+@discardableResult
 func withServer<T>(
     _ configuration: HTTPBinServer.Configuration = .init(), _ body: (HTTPBinServer) async throws -> T
 ) async throws -> T {

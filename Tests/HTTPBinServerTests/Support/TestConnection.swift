@@ -98,6 +98,11 @@ struct TestConnection {
         return try await readResponse(keepBody: keepBody, isHead: method == .HEAD)
     }
 
+    /// Waits until the server closes the connection; throws if it sends anything instead.
+    mutating func waitForServerClose() async throws {
+        if let part = try await inbound.next() { throw TestClientError.unexpectedPart("\(part)") }
+    }
+
     private mutating func readResponse(keepBody: Bool, isHead: Bool) async throws -> TestResponse {
         var response: TestResponse?
         var hasher = SHA256()
@@ -124,6 +129,7 @@ struct TestConnection {
 enum TestClientError: Error {
     case noResponseHead
     case connectionClosed
+    case unexpectedPart(String)
 }
 
 /// Convenience for one request on a connection of its own.
