@@ -66,6 +66,7 @@ struct HTTPBinResponder: HTTPResponder {
         case "response-headers": return try Caching.responseHeaders(ex)
         case "cookies": return try Cookies.route(ex, rest)
         case "gzip", "deflate": return try Content.compressed(ex)
+        case "gzip-bomb": return try Content.gzipBomb(ex)
         case "json", "xml", "html", "robots.txt", "encoding", "image": return try Content.document(ex)
         case "base64": return try Content.base64(ex, rest)
         default: throw HTTPBinError(.notFound)

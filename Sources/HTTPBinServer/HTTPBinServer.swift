@@ -6,6 +6,7 @@ import HummingbirdTLS
 import HummingbirdWebSocket
 public import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 
@@ -64,17 +65,22 @@ public final class HTTPBinServer: Sendable {
     public let port: Int
     /// The certificates the HTTPS listeners present; nil unless started with `tls`.
     public let certificates: TestCertificates?
+    /// Where the fault listener is (see `faultURL(_:)`).
+    public let faultPort: Int
     private let tlsPorts: [TLSVariant: Int]
     private let host: String
+    private let faultChannel: any Channel
     private let recorder: ConnectionRecorder
     private let serviceGroup: ServiceGroup
     private let running: Task<Void, any Error>
 
     private init(
         host: String, ports: [Int], certificates: TestCertificates?, recorder: ConnectionRecorder, serviceGroup: ServiceGroup,
-        running: Task<Void, any Error>
+        running: Task<Void, any Error>, faultChannel: any Channel
     ) {
         self.host = host
+        self.faultChannel = faultChannel
+        self.faultPort = faultChannel.localAddress?.port ?? -1
         self.port = ports[0]
         self.baseURL = URL(string: "http://\(host):\(ports[0])")!
         self.certificates = certificates
@@ -126,13 +132,36 @@ public final class HTTPBinServer: Sendable {
             try await running.value
             throw StartError(message: "HTTPBinServer did not start every listener")
         }
+        let faultChannel = try await FaultServer.start(host: configuration.host, group: MultiThreadedEventLoopGroup.singleton)
         return HTTPBinServer(
             host: configuration.host, ports: ports, certificates: certificates, recorder: recorder, serviceGroup: serviceGroup,
-            running: running)
+            running: running, faultChannel: faultChannel)
+    }
+
+    /// Runs `body` against a server of its own, started on free ports and shut down afterwards,
+    /// whether `body` returns or throws.
+    /// - Parameters:
+    ///   - configuration: where and how to listen.
+    ///   - body: what to do with the running server.
+    @discardableResult
+    public static func withServer<T>(
+        _ configuration: Configuration = .init(), _ body: (HTTPBinServer) async throws -> T
+    ) async throws -> T {
+        let server = try await start(configuration)
+        let result: T
+        do {
+            result = try await body(server)
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
+        return result
     }
 
     /// Stops listening, lets requests in flight finish (for up to five seconds) and closes every connection.
     public func shutdown() async throws {
+        try? await faultChannel.close()
         await serviceGroup.triggerGracefulShutdown()
         let running = self.running
         let deadline = Task {
@@ -161,6 +190,12 @@ public final class HTTPBinServer: Sendable {
     public func tlsURL(_ variant: TLSVariant, _ path: String = "", host: String? = nil) -> URL? {
         guard let port = tlsPorts[variant] else { return nil }
         return URL(string: "https://\(host ?? self.host):\(port)\(path)")
+    }
+
+    /// A URL on the fault listener, which answers some paths with broken HTTP on purpose: `/truncated-body`,
+    /// `/truncated-chunked`, `/malformed`, `/close`, `/close-on-reuse`, `/extra-bytes`, `/hang`.
+    public func faultURL(_ path: String, scheme: String = "http") -> URL {
+        URL(string: "\(scheme)://\(host):\(faultPort)\(path)")!
     }
 
     /// The port of the HTTPS listener of `variant`, or nil when the server was started without `tls`.

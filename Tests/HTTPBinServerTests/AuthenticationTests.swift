@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct AuthenticationTests {
     @Test func basicAuthAcceptsRightCredentials() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let credentials = Data("user:passwd".utf8).base64EncodedString()
             let ok = try await fetch(server.url("/basic-auth/user/passwd"), headers: [("Authorization", "Basic \(credentials)")])
             #expect(ok.status == 200)
@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func basicAuthChallengesWrongCredentials() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let wrong = Data("user:nope".utf8).base64EncodedString()
             let denied = try await fetch(server.url("/basic-auth/user/passwd"), headers: [("Authorization", "Basic \(wrong)")])
             #expect(denied.status == 401)
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func bearerEchoesTheToken() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let ok = try await fetch(server.url("/bearer"), headers: [("Authorization", "Bearer abc.def")])
             #expect(ok.json["token"] as? String == "abc.def")
             let missing = try await fetch(server.url("/bearer"))
@@ -40,7 +40,7 @@ import Testing
     /// Answers the server's challenge with a digest computed here from RFC 7616's formulas.
     @Test(arguments: [("MD5", ""), ("SHA-256", "/SHA-256"), ("SHA-512", "/SHA-512")])
     func digestAuthAcceptsHandComputedResponse(algorithm: String, suffix: String) async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let path = "/digest-auth/auth/user/passwd\(suffix)"
             let challenge = try await fetch(server.url(path))
             #expect(challenge.status == 401)
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func digestAuthIntHashesTheBody() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let path = "/digest-auth/auth-int/user/passwd"
             let nonce = field("nonce", try #require(try await fetch(server.url(path)).header("WWW-Authenticate")))
             let ha1 = digestHex("MD5", "user:me@kennethreitz.com:passwd")

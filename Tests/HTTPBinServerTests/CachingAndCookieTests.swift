@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct CachingAndCookieTests {
     @Test func cacheGivesValidatorsThen304() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let first = try await fetch(server.url("/cache"))
             #expect(first.status == 200)
             let etag = try #require(first.header("ETag"))
@@ -17,13 +17,13 @@ import Testing
     }
 
     @Test func cacheSecondsSetsMaxAge() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             #expect(try await fetch(server.url("/cache/60")).header("Cache-Control") == "public, max-age=60")
         }
     }
 
     @Test func etagHonoursConditions() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let plain = try await fetch(server.url("/etag/abc"))
             #expect(plain.status == 200)
             #expect(plain.header("ETag") == "\"abc\"")
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func responseHeadersAreSetAndEchoed() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/response-headers?X-Test=1&X-Test=2&Content-Type=text/plain"))
             #expect(response.headers["X-Test"] == ["1", "2"])
             #expect(response.header("Content-Type") == "text/plain")
@@ -44,14 +44,14 @@ import Testing
     }
 
     @Test func cookiesAreEchoed() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/cookies"), headers: [("Cookie", "a=1; b=two")])
             #expect(response.json["cookies"] as? [String: String] == ["a": "1", "b": "two"])
         }
     }
 
     @Test func cookiesSetAndDeleteRedirect() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let set = try await fetch(server.url("/cookies/set?k=v&n=1"))
             #expect(set.status == 302)
             #expect(set.header("Location") == "/cookies")

@@ -7,7 +7,7 @@ import Testing
 @Suite struct ContentEndpointTests {
     @Test(arguments: [("gzip", "gzipped"), ("deflate", "deflated")])
     func compressedBodiesInflate(path: String, flag: String) async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/\(path)"))
             #expect(response.header("Content-Encoding") == path)
             let inflated = try #require(inflate(response.body))
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func jsonIsTheSlideshow() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/json"))
             #expect(response.header("Content-Type") == "application/json")
             let slideshow = response.json["slideshow"] as? [String: Any]
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func textDocuments() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let xml = try await fetch(server.url("/xml"))
             #expect(xml.header("Content-Type") == "application/xml")
             #expect(xml.text.hasPrefix("<?xml version='1.0' encoding='us-ascii'?>\n<slideshow"))
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func pngIsValid() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let png = try await fetch(server.url("/image/png")).body
             #expect(png.prefix(8) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
             // IHDR: 16×16, 8-bit RGB.
@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test func jpegHasMarkers() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/image/jpeg"))
             #expect(response.header("Content-Type") == "image/jpeg")
             #expect(response.body.prefix(2) == [0xFF, 0xD8])
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func base64Decodes() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             #expect(try await fetch(server.url("/base64/SFRUUEJJTiBpcyBhd2Vzb21l")).text == "HTTPBIN is awesome")
             #expect(try await fetch(server.url("/base64/aGk_")).body == [0x68, 0x69, 0x3F])
             #expect(try await fetch(server.url("/base64/!!!")).text.hasPrefix("Incorrect Base64 data"))

@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct EchoEndpointTests {
     @Test func getEchoesArgsHeadersOriginAndURL() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/get?a=1&a=2&b=x+y&c=%26"), headers: [("X-Custom-header", "v")])
             #expect(response.status == 200)
             #expect(response.header("Content-Type") == "application/json")
@@ -20,14 +20,14 @@ import Testing
     }
 
     @Test func repeatedHeadersAreJoinedWithCommas() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/headers"), headers: [("Accept", "a/b"), ("accept", "c/d")])
             #expect((response.json["headers"] as? [String: String])?["Accept"] == "a/b,c/d")
         }
     }
 
     @Test func postEchoesFormFields() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(
                 server.url("/post"), .POST, headers: [("Content-Type", "application/x-www-form-urlencoded")],
                 body: .bytes(Array("foo=bar&baz=a+b&baz=%C3%A9".utf8)))
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func postEchoesJSONBody() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let body = #"{"name":"AlamofireNIO","tags":["a","b"],"count":3}"#
             let response = try await fetch(
                 server.url("/post"), .POST, headers: [("Content-Type", "application/json")], body: .bytes(Array(body.utf8)))
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func postSplitsMultipartIntoFormAndFiles() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let boundary = "alamofire.boundary.1234"
             let body = [
                 "--\(boundary)",
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func binaryBodyIsShownAsDataURL() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/put"), .PUT, body: .bytes([0xFF, 0x00, 0xFE]))
             #expect(response.json["data"] as? String == "data:application/octet-stream;base64,/wD+")
         }
@@ -85,7 +85,7 @@ import Testing
 
     @Test(arguments: ["PATCH", "DELETE"])
     func methodEndpointsAcceptTheirOwnMethod(method: String) async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/\(method.lowercased())"), .init(rawValue: method), body: .bytes(Array("x".utf8)))
             #expect(response.status == 200)
             #expect(response.json["data"] as? String == "x")
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func wrongMethodIs405WithAllow() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/get"), .POST)
             #expect(response.status == 405)
             #expect(response.header("Allow") == "GET, HEAD")
@@ -104,7 +104,7 @@ import Testing
     }
 
     @Test func anythingEchoesAnyMethodAndPath() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/anything/a/b?q=1"), .init(rawValue: "PURGE"), body: .bytes(Array("hi".utf8)))
             #expect(response.json["method"] as? String == "PURGE")
             #expect(response.json["url"] as? String == "http://127.0.0.1:\(server.port)/anything/a/b?q=1")
@@ -114,7 +114,7 @@ import Testing
     }
 
     @Test func headReturnsGetHeadersWithoutBody() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let get = try await fetch(server.url("/bytes/100?seed=1"))
             let head = try await fetch(server.url("/bytes/100?seed=1"), .HEAD)
             #expect(head.status == 200)
@@ -125,7 +125,7 @@ import Testing
     }
 
     @Test func ipAndUserAgent() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             #expect(try await fetch(server.url("/ip")).json as? [String: String] == ["origin": "127.0.0.1"])
             let agent = try await fetch(server.url("/user-agent"), headers: [("User-Agent", "AlamofireNIO/0.1")])
             #expect(agent.json as? [String: String] == ["user-agent": "AlamofireNIO/0.1"])
@@ -133,14 +133,14 @@ import Testing
     }
 
     @Test func unknownPathIs404() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/no/such/endpoint"))
             #expect(response.status == 404)
         }
     }
 
     @Test func oversizedEchoBodyIs413() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/post"), .POST, body: .generated(count: 64 * 1024 * 1024 + 1, seed: 1))
             #expect(response.status == 413)
         }

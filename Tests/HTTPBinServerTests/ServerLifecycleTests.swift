@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct ServerLifecycleTests {
     @Test func keepAliveConnectionIsCountedOnce() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let statuses = try await TestConnection.with(server.baseURL) { connection in
                 [
                     try await connection.send(.GET, "/get").status,
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func separateConnectionsAreCountedSeparately() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             _ = try await fetch(server.url("/get"))
             _ = try await fetch(server.url("/get"))
             #expect(server.statistics.acceptedConnections == 2)
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func openAndPeakConnectionsAreTracked() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             try await TestConnection.with(server.baseURL) { first in
                 _ = try await first.send(.GET, "/get")
                 try await TestConnection.with(server.baseURL) { second in
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func resetStartsCountingAfresh() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             try await TestConnection.with(server.baseURL) { connection in
                 _ = try await connection.send(.GET, "/get")
                 server.resetStatistics()
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func idleConnectionsAreClosedAfterTheIdleTimeout() async throws {
-        try await withServer(.init(idleTimeout: .milliseconds(100))) { server async throws in
+        try await HTTPBinServer.withServer(.init(idleTimeout: .milliseconds(100))) { server async throws in
             try await TestConnection.with(server.baseURL) { connection in
                 #expect(try await connection.send(.GET, "/get").status == 200)
                 try await connection.waitForServerClose()
@@ -73,7 +73,7 @@ import Testing
         let ports = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<6 {
                 group.addTask {
-                    try await withServer { server async throws in
+                    try await HTTPBinServer.withServer { server async throws in
                         #expect(try await fetch(server.url("/get")).status == 200)
                         return server.port
                     }
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func secondServerOnATakenPortFailsToStart() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             await #expect(throws: (any Error).self) {
                 let clash = try await HTTPBinServer.start(.init(port: server.port))
                 try await clash.shutdown()

@@ -6,7 +6,7 @@ import Testing
 @Suite struct StatusAndRedirectTests {
     @Test(arguments: [200, 201, 204, 404, 500, 503])
     func statusAnswersTheCode(code: Int) async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/status/\(code)"))
             #expect(response.status == code)
             #expect(response.bodyCount == 0)
@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func weightedStatusNeverPicksZeroWeight() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             var statuses: [Int] = []
             for _ in 0..<10 { statuses.append(try await fetch(server.url("/status/200:0,503:1")).status) }
             #expect(statuses == Array(repeating: 503, count: 10))
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func specialStatusesCarryTheirHeaders() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let teapot = try await fetch(server.url("/status/418"))
             #expect(teapot.status == 418)
             #expect(teapot.text == "I'm a teapot: short and stout.\n")
@@ -32,14 +32,14 @@ import Testing
     }
 
     @Test func invalidStatusIs400() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             #expect(try await fetch(server.url("/status/abc")).status == 400)
             #expect(try await fetch(server.url("/status/700")).status == 400)
         }
     }
 
     @Test func redirectChainsEndAtGet() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let first = try await fetch(server.url("/redirect/3"))
             #expect(first.status == 302)
             #expect(first.header("Location") == "/relative-redirect/2")
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func redirectToUsesGivenStatus() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let temporary = try await fetch(server.url("/redirect-to?url=%2Fpost&status_code=307"), .POST)
             #expect(temporary.status == 307)
             #expect(temporary.header("Location") == "/post")

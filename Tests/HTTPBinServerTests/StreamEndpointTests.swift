@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct StreamEndpointTests {
     @Test func seededBytesAreReproducible() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/bytes/100000?seed=42"))
             var generator = SeededBytes(seed: 42)
             #expect(response.status == 200)
@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func streamBytesAreChunked() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/stream-bytes/5000?seed=3&chunk_size=1000"))
             var generator = SeededBytes(seed: 3)
             #expect(response.header("Transfer-Encoding") == "chunked")
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func streamSendsOneJSONLinePerItem() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/stream/3"))
             let lines = response.text.split(separator: "\n")
             #expect(lines.count == 3)
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func dripSendsAsterisksWithStatus() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/drip?numbytes=5&duration=0&delay=0&code=201"))
             #expect(response.status == 201)
             #expect(response.text == "*****")
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func delayZeroAnswersLikeAnything() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/delay/0?x=1"), .POST, body: .bytes(Array("body".utf8)))
             #expect(response.json["data"] as? String == "body")
             #expect(response.json["args"] as? [String: String] == ["x": "1"])
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func rangeWithoutRangeHeaderIsWhole() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/range/30"))
             #expect(response.status == 200)
             #expect(response.text == "abcdefghijklmnopqrstuvwxyzabcd")
@@ -81,7 +81,7 @@ import Testing
         ("bytes=28-100", "cd", "bytes 28-29/30"),
     ])
     func rangeAnswersPartialContent(range: String, body: String, contentRange: String) async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/range/30"), headers: [("Range", range)])
             #expect(response.status == 206)
             #expect(response.text == body)
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func unsatisfiableRangeIs416() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/range/30"), headers: [("Range", "bytes=30-40")])
             #expect(response.status == 416)
             #expect(response.header("Content-Range") == "bytes */30")
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func ifRangeMismatchSendsWholeBody() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let stale = try await fetch(server.url("/range/26"), headers: [("Range", "bytes=20-"), ("If-Range", "\"other\"")])
             #expect(stale.status == 200)
             #expect(stale.bodyCount == 26)
@@ -119,7 +119,7 @@ import Testing
     }
 
     @Test func uploadReportsLengthAndDigest() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/upload"), .POST, body: .generated(count: 1_000_003, seed: 9))
             var generator = SeededBytes(seed: 9)
             let expected = SHA256.hash(data: generator.next(1_000_003)).map { String(format: "%02x", $0) }.joined()
@@ -129,7 +129,7 @@ import Testing
     }
 
     @Test func serverSentEventsFollowTheFormat() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let response = try await fetch(server.url("/sse?count=2"))
             #expect(response.header("Content-Type") == "text/event-stream")
             #expect(response.text == "id: 0\nevent: tick\ndata: {\"id\":0}\n\nid: 1\nevent: tick\ndata: {\"id\":1}\n\n")

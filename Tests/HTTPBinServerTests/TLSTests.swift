@@ -22,7 +22,7 @@ func clientTLS(trusting roots: [CertificateIdentity], identity: CertificateIdent
 
 @Suite struct TLSTests {
     @Test func validCertificateIsAcceptedWithTheTestCA() async throws {
-        try await withServer(.init(tls: true)) { server async throws in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let certificates = try #require(server.certificates)
             let url = try #require(server.tlsURL(.valid, "/get"))
             let response = try await fetch(url, tls: try clientTLS(trusting: [certificates.certificateAuthority]))
@@ -37,7 +37,7 @@ func clientTLS(trusting roots: [CertificateIdentity], identity: CertificateIdent
         (.unknownCA, "CERTIFICATE_VERIFY_FAILED"), (.wrongHost, "failedToValidateHostname"),
     ])
     func brokenCertificatesAreRejected(variant: TLSVariant, reason: String) async throws {
-        try await withServer(.init(tls: true)) { server async throws in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let certificates = try #require(server.certificates)
             let url = try #require(server.tlsURL(variant, "/get"))
             let tls = try clientTLS(trusting: [certificates.certificateAuthority])
@@ -50,7 +50,7 @@ func clientTLS(trusting roots: [CertificateIdentity], identity: CertificateIdent
     }
 
     @Test func unknownCALeafIsAcceptedWhenItsRootIsTrusted() async throws {
-        try await withServer(.init(tls: true)) { server async throws in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let certificates = try #require(server.certificates)
             let url = try #require(server.tlsURL(.unknownCA, "/get"))
             #expect(try await fetch(url, tls: try clientTLS(trusting: [certificates.unknownAuthority])).status == 200)
@@ -79,7 +79,7 @@ func clientTLS(trusting roots: [CertificateIdentity], identity: CertificateIdent
     }
 
     @Test func mutualTLSDemandsAClientCertificate() async throws {
-        try await withServer(.init(tls: true)) { server async throws in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let certificates = try #require(server.certificates)
             let url = try #require(server.tlsURL(.mutualTLS, "/get"))
             await #expect(throws: (any Error).self) {
@@ -91,7 +91,7 @@ func clientTLS(trusting roots: [CertificateIdentity], identity: CertificateIdent
     }
 
     @Test func http2IsNegotiatedOverALPN() async throws {
-        try await withServer(.init(tls: true)) { server async throws in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             var tls = try clientTLS(trusting: [try #require(server.certificates).certificateAuthority])
             tls.applicationProtocols = ["h2"]
             let context = try NIOSSLContext(configuration: tls)

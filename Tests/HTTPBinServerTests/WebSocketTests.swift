@@ -6,7 +6,7 @@ import Testing
 /// Speaks RFC 6455 by hand over a raw TCP connection, so the test depends on no WebSocket client.
 @Suite struct WebSocketTests {
     @Test func echoReturnsTextAndBinaryMessages() async throws {
-        try await withServer { server async throws in
+        try await HTTPBinServer.withServer { server async throws in
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(host: "127.0.0.1", port: server.port) { channel in
                     channel.eventLoop.makeCompletedFuture {

@@ -98,6 +98,15 @@ enum Content {
         return ex.bytes(body, contentType: "application/json", headers: [.contentEncoding: isGzip ? "gzip" : "deflate"])
     }
 
+    /// `/gzip-bomb`: 64 MiB of zeros, gzip-compressed to about 64 KiB (a ratio near 1000), for
+    /// testing that clients limit decompression.
+    static func gzipBomb(_ ex: Exchange) throws -> Response {
+        try ex.require(.get)
+        return ex.bytes(try bomb.get(), contentType: "application/octet-stream", headers: [.contentEncoding: "gzip"])
+    }
+
+    private static let bomb = Result { try Zlib.compress([UInt8](repeating: 0, count: 64 * 1024 * 1024), format: .gzip, level: 9) }
+
     /// `/base64/:value`: the URL-safe base64 value, decoded.
     static func base64(_ ex: Exchange, _ rest: [String]) throws -> Response {
         try ex.require(.get)

@@ -1,0 +1,244 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import SwiftASN1
+import X509
+
+/// Where connections go: the pool keeps one set of connections per origin.
+struct Origin: Hashable, Sendable, CustomStringConvertible {
+    var isTLS: Bool
+    var host: String
+    var port: Int
+
+    init(url: URL) throws {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw TransportError(.unsupportedURL, "only http and https URLs are supported, not \(url)")
+        }
+        guard var host = url.host, !host.isEmpty else { throw TransportError(.badURL, "\(url) has no host") }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        self.isTLS = scheme == "https"
+        self.host = host
+        self.port = url.port ?? (isTLS ? 443 : 80)
+    }
+
+    /// The `Host` header value: the port only when it is not the scheme's default.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (isTLS ? 443 : 80) ? name : "\(name):\(port)"
+    }
+
+    var isIPAddress: Bool { (try? SocketAddress(ipAddress: host, port: port)) != nil }
+
+    var description: String { "\(isTLS ? "https" : "http")://\(hostHeader)" }
+}
+
+/// Opens connections: resolves the host, connects to each address in turn, performs the TLS
+/// handshake with the trust evaluator, and sets up the HTTP/1.1 pipeline. Records the timings.
+struct ConnectionFactory: Sendable {
+    let eventLoopGroup: any EventLoopGroup
+    let tls: TransportTLSConfiguration
+    let sslContext: NIOSSLContext?
+    let anchors: TrustAnchors
+    let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
+    let logger: Logger
+
+    init(
+        eventLoopGroup: any EventLoopGroup, tls: TransportTLSConfiguration, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?,
+        logger: Logger
+    ) throws {
+        self.eventLoopGroup = eventLoopGroup
+        self.tls = tls
+        self.decompressionLimit = decompressionLimit
+        self.logger = logger
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = tls.minimumVersion
+        configuration.applicationProtocols = ["http/1.1"]
+        // The trust evaluator does every check, the host name included.
+        configuration.certificateVerification = .noHostnameVerification
+        if let identity = tls.clientIdentity {
+            configuration.certificateChain = try identity.certificateChain.map {
+                .certificate(try NIOSSLCertificate(bytes: $0, format: .der))
+            }
+            let isPEM = identity.privateKey.starts(with: Array("-----".utf8))
+            configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: identity.privateKey, format: isPEM ? .pem : .der))
+        }
+        self.sslContext = try NIOSSLContext(configuration: configuration)
+        let extraRoots = try tls.additionalTrustRoots.map { try Certificate(derEncoded: $0) }
+        self.anchors = TrustAnchors(extraRoots, includingSystemRoots: tls.trustsSystemRoots)
+    }
+
+    func makeConnection(
+        id: Int, origin: Origin, connectTimeout: TimeAmount?, delegate: any HTTP1ConnectionDelegate
+    ) async throws
+        -> HTTP1Connection
+    {
+        var metrics = ExchangeMetrics(fetchStart: .now())
+        metrics.domainLookupStart = .now()
+        let addresses = try await resolve(origin)
+        metrics.domainLookupEnd = .now()
+        metrics.connectStart = .now()
+        let deadline = connectTimeout.map { NIODeadline.now() + $0 }
+        var lastError: (any Error)?
+        for address in addresses {
+            do {
+                return try await connect(id: id, to: address, origin: origin, deadline: deadline, metrics: metrics, delegate: delegate)
+            } catch let error as TransportError where error.code != .cannotConnectToHost {
+                throw error
+            } catch {
+                lastError = error
+            }
+        }
+        throw (lastError as? TransportError)
+            ?? TransportError(.cannotConnectToHost, "could not connect to \(origin)", underlyingError: lastError)
+    }
+
+    private func resolve(_ origin: Origin) async throws -> [SocketAddress] {
+        if let address = try? SocketAddress(ipAddress: origin.host, port: origin.port) { return [address] }
+        let (host, port) = (origin.host, origin.port)
+        do {
+            return try await NIOThreadPool.singleton.runIfActive { try HostResolver.addresses(host: host, port: port) }
+        } catch {
+            throw TransportError(.cannotFindHost, "cannot resolve \(host)", underlyingError: error)
+        }
+    }
+
+    private func connect(
+        id: Int, to address: SocketAddress, origin: Origin, deadline: NIODeadline?, metrics: ExchangeMetrics,
+        delegate: any HTTP1ConnectionDelegate
+    ) async throws -> HTTP1Connection {
+        var metrics = metrics
+        let trustFailure = NIOLockedValueBox<(any Error)?>(nil)
+        let handshake = eventLoopGroup.next().makePromise(of: Void.self)
+        var bootstrap = ClientBootstrap(group: eventLoopGroup)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard origin.isTLS, let sslContext else {
+                        handshake.succeed()
+                        return
+                    }
+                    let handler = try NIOSSLClientHandler(
+                        context: sslContext, serverHostname: origin.isIPAddress ? nil : origin.host,
+                        customVerificationCallbackWithMetadata: trustCallback(origin: origin, failure: trustFailure))
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                    try channel.pipeline.syncOperations.addHandler(TLSHandshakeObserver(promise: handshake))
+                }
+            }
+        if let deadline { bootstrap = bootstrap.connectTimeout(max(.nanoseconds(1), deadline - .now())) }
+
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(to: address).get()
+        } catch {
+            handshake.fail(error)
+            if case ChannelError.connectTimeout = error { throw TransportError.timedOut("connecting to \(origin)") }
+            throw TransportError(.cannotConnectToHost, "could not connect to \(origin)", underlyingError: error)
+        }
+        metrics.connectEnd = .now()
+        if origin.isTLS {
+            metrics.secureConnectionStart = metrics.connectEnd
+            do {
+                try await withDeadline(deadline, on: channel) { try await handshake.futureResult.get() }
+            } catch {
+                channel.close(promise: nil)
+                if let rejected = trustFailure.withLockedValue({ $0 }) {
+                    throw (rejected as? TransportError)
+                        ?? TransportError(
+                            .serverCertificateUntrusted, "the server trust evaluator rejected \(origin)", underlyingError: rejected)
+                }
+                if let error = error as? TransportError { throw error }
+                throw TransportError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", underlyingError: error)
+            }
+            metrics.secureConnectionEnd = .now()
+        }
+        metrics.networkProtocolName = "http/1.1"
+        metrics.localAddress = channel.localAddress?.ipAddress
+        metrics.localPort = channel.localAddress?.port
+        metrics.remoteAddress = channel.remoteAddress?.ipAddress
+        metrics.remotePort = channel.remoteAddress?.port
+        let finalMetrics = metrics
+        let decompressionLimit = self.decompressionLimit
+        return try await channel.eventLoop.submit {
+            var metrics = finalMetrics
+            if origin.isTLS {
+                metrics.negotiatedTLSVersion = try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion
+            }
+            let counter = ByteCountingHandler()
+            let handler = HTTP1ConnectionHandler(connectionID: id, byteCounter: counter, connectionMetrics: metrics)
+            handler.delegate = delegate
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(counter)
+            try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
+            if let decompressionLimit { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: decompressionLimit)) }
+            try pipeline.addHandler(handler)
+            return HTTP1Connection(id: id, origin: origin, channel: channel, handler: handler)
+        }.get()
+    }
+
+    /// Runs the trust evaluator on the peer's chain; a rejection is kept to report its own code.
+    private func trustCallback(origin: Origin, failure: NIOLockedValueBox<(any Error)?>) -> NIOSSLCustomVerificationCallbackWithMetadata {
+        let evaluator = tls.serverTrustEvaluator ?? { try await $0.evaluateDefault() }
+        let anchors = self.anchors
+        return { certificates, promise in
+            let chain = certificates.compactMap { try? $0.toDERBytes() }
+            let challenge = ServerTrustChallenge(host: origin.host, port: origin.port, certificateChain: chain, defaultAnchors: anchors)
+            promise.completeWithTask {
+                do {
+                    try await evaluator(challenge)
+                    return .certificateVerified(VerificationMetadata(nil))
+                } catch {
+                    failure.withLockedValue { $0 = error }
+                    return .failed
+                }
+            }
+        }
+    }
+
+    /// Awaits `body`, closing the channel (which fails it) when the connect deadline passes.
+    private func withDeadline(_ deadline: NIODeadline?, on channel: any Channel, _ body: () async throws -> Void) async throws {
+        guard let deadline else { return try await body() }
+        let timedOut = NIOLockedValueBox(false)
+        let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
+            timedOut.withLockedValue { $0 = true }
+            channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
+        do {
+            try await body()
+        } catch  where timedOut.withLockedValue({ $0 }) {
+            throw TransportError.timedOut("during the TLS handshake")
+        }
+    }
+}
+
+/// Completes a promise when the TLS handshake is done, or fails it if the channel errs or closes first.
+final class TLSHandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private let promise: EventLoopPromise<Void>
+
+    init(promise: EventLoopPromise<Void>) { self.promise = promise }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event {
+            promise.succeed()
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(TransportError.connectionLost("the server closed the connection during the TLS handshake"))
+        context.fireChannelInactive()
+    }
+}

@@ -1,0 +1,399 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+
+/// Told of what happens to a connection, on its event loop.
+protocol HTTP1ConnectionDelegate: AnyObject, Sendable {
+    /// The exchange is done; the connection is idle again if `reusable`, else it is closing.
+    func exchangeFinished(connectionID: Int, reusable: Bool)
+    /// The connection closed while it was idle.
+    func idleConnectionClosed(connectionID: Int)
+}
+
+/// Runs exchanges on one HTTP/1.1 connection: performs the actions of ``HTTP1ConnectionStateMachine``.
+///
+/// Back-pressure on reading follows NIO's usual pattern: the channel's `read()` requests pass through
+/// this handler, which holds one back while the body consumer wants no more and issues it when demand
+/// returns. While waiting for a head and while idle (to see the server close) reads flow freely.
+/// Writing a streamed body waits whenever the channel is not writable, so neither direction buffers
+/// more than a few chunks.
+final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private var stateMachine = HTTP1ConnectionStateMachine()
+    private var exchange: ActiveExchange?
+    private var context: ChannelHandlerContext?
+    /// A read the channel asked for while the consumer wanted no more body.
+    private var deferredRead = false
+    /// The error behind a failure the state machine reports as `.error`.
+    private var lastError: (any Error)?
+    private let byteCounter: ByteCountingHandler
+    let connectionID: Int
+    /// Connection-level metrics (lookup, connect, TLS, addresses), copied into each exchange's.
+    let connectionMetrics: ExchangeMetrics
+    weak var delegate: (any HTTP1ConnectionDelegate)?
+    private(set) var completedExchanges = 0
+
+    init(connectionID: Int, byteCounter: ByteCountingHandler, connectionMetrics: ExchangeMetrics) {
+        self.connectionID = connectionID
+        self.byteCounter = byteCounter
+        self.connectionMetrics = connectionMetrics
+    }
+
+    // MARK: Channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        exchange?.lastActivity = .now()
+        switch unwrapInboundIn(data) {
+        case .head(let head): perform(stateMachine.responseHead(head), context)
+        case .body(let buffer): perform(stateMachine.responseBody(buffer), context)
+        case .end(let trailers): perform(stateMachine.responseEnd(trailers), context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        perform(stateMachine.channelInactive(), context)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        lastError = error
+        perform(stateMachine.errorCaught(), context)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let promise = exchange?.writabilityPromise {
+            exchange?.writabilityPromise = nil
+            promise.succeed()
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if stateMachine.wantsRead {
+            context.read()
+        } else {
+            deferredRead = true
+        }
+    }
+
+    // MARK: Exchanges
+
+    /// Starts an exchange; it reports through the promises in `exchange`. Must run on the event loop.
+    func startExchange(_ newExchange: ActiveExchange) {
+        guard let context else {
+            newExchange.fail(TransportError.connectionLost("the connection closed before the request was sent"))
+            return
+        }
+        var metrics = connectionMetrics
+        metrics.fetchStart = newExchange.metrics.fetchStart
+        metrics.domainLookupStart = completedExchanges == 0 ? connectionMetrics.domainLookupStart : nil
+        if completedExchanges > 0 {
+            metrics.domainLookupStart = nil
+            metrics.domainLookupEnd = nil
+            metrics.connectStart = nil
+            metrics.connectEnd = nil
+            metrics.secureConnectionStart = nil
+            metrics.secureConnectionEnd = nil
+        }
+        metrics.isReusedConnection = completedExchanges > 0
+        newExchange.metrics = metrics
+        newExchange.mayRetryOnFreshConnection = completedExchanges > 0
+        newExchange.wireBytesAtStart = byteCounter.received
+
+        let keepAlive = newExchange.head.isKeepAlive
+        let streamed: Bool
+        switch newExchange.request.body {
+        case .none, .bytes: streamed = false
+        case .file, .stream: streamed = true
+        }
+        exchange = newExchange
+        lastError = nil
+        perform(stateMachine.startExchange(keepAlive: keepAlive, hasStreamedBody: streamed), context)
+    }
+
+    /// Cancels the running exchange, if it is `target`.
+    func cancel(_ target: ActiveExchange, error: TransportError) {
+        guard exchange === target, let context else { return }
+        lastError = error
+        perform(stateMachine.cancel(), context)
+    }
+
+    // MARK: Performing actions
+
+    private func perform(_ action: HTTP1ConnectionStateMachine.Action, _ context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            break
+        case .sendRequest:
+            sendRequest(context)
+        case .forwardHead(let head):
+            forwardHead(head, context)
+        case .forwardBody(let buffer):
+            forwardBody(buffer)
+        case .completeExchange(let trailers, let reusable):
+            complete(trailers: trailers)
+            if !reusable { context.close(promise: nil) }
+            delegate?.exchangeFinished(connectionID: connectionID, reusable: reusable)
+        case .completeExchangeAndClose(let trailers):
+            complete(trailers: trailers)
+            context.close(promise: nil)
+            delegate?.exchangeFinished(connectionID: connectionID, reusable: false)
+        case .failExchange(let kind, let close):
+            failExchange(kind)
+            if close { context.close(promise: nil) }
+            delegate?.exchangeFinished(connectionID: connectionID, reusable: false)
+        case .closeIdleConnection:
+            context.close(promise: nil)
+            delegate?.idleConnectionClosed(connectionID: connectionID)
+        }
+        readIfWanted(context)
+    }
+
+    /// Issues the read held back while there was no demand, once there is.
+    private func readIfWanted(_ context: ChannelHandlerContext) {
+        guard deferredRead, stateMachine.wantsRead else { return }
+        deferredRead = false
+        context.read()
+    }
+
+    private func sendRequest(_ context: ChannelHandlerContext) {
+        guard let exchange else { return }
+        let now = NIODeadline.now()
+        exchange.metrics.requestStart = now
+        exchange.metrics.requestHeaderBytesSent = exchange.headByteCount
+        exchange.lastActivity = now
+        scheduleIdleTimeout(exchange, context)
+        context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+        switch exchange.request.body {
+        case .none:
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            exchange.metrics.requestEnd = .now()
+        case .bytes(let buffer):
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            exchange.requestBodyBytesSent = Int64(buffer.readableBytes)
+            exchange.metrics.requestEnd = .now()
+            exchange.request.onUploadProgress?(exchange.requestBodyBytesSent, exchange.requestBodyLength)
+        case .file(let url):
+            context.flush()
+            startBodyTask(exchange, context) { writer in try await FileBody.stream(url, into: writer) }
+        case .stream(_, let produce):
+            context.flush()
+            startBodyTask(exchange, context, produce)
+        }
+    }
+
+    private func startBodyTask(
+        _ exchange: ActiveExchange, _ context: ChannelHandlerContext,
+        _ produce: @escaping @Sendable (TransportBodyWriter) async throws -> Void
+    ) {
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let writer = TransportBodyWriter { chunk in
+            try await eventLoop.flatSubmit { handler.value.writeBodyChunk(chunk, for: target.value) }.get()
+        }
+        exchange.bodyTask = Task {
+            do {
+                try await produce(writer)
+                eventLoop.execute { handler.value.finishRequestBody(for: target.value) }
+            } catch {
+                eventLoop.execute { handler.value.requestBodyFailed(error, for: target.value) }
+            }
+        }
+    }
+
+    /// Writes one chunk; the future completes when the writer may send the next one.
+    private func writeBodyChunk(_ chunk: ByteBuffer, for target: ActiveExchange) -> EventLoopFuture<Void> {
+        guard let context, exchange === target, case .active(let state) = stateMachine.state, state.request == .sendingBody else {
+            return (context?.eventLoop ?? target.headPromise.futureResult.eventLoop).makeFailedFuture(TransportError.cancelled)
+        }
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+        target.lastActivity = .now()
+        target.requestBodyBytesSent += Int64(chunk.readableBytes)
+        target.request.onUploadProgress?(target.requestBodyBytesSent, target.requestBodyLength)
+        if context.channel.isWritable { return context.eventLoop.makeSucceededVoidFuture() }
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        target.writabilityPromise = promise
+        return promise.futureResult
+    }
+
+    private func finishRequestBody(for target: ActiveExchange) {
+        guard let context, exchange === target, case .active(let state) = stateMachine.state, state.request == .sendingBody else { return }
+        if let expected = target.requestBodyLength, expected != target.requestBodyBytesSent {
+            lastError = TransportError(
+                .cannotDecodeRawData, "the request body had \(target.requestBodyBytesSent) bytes, not the \(expected) announced")
+            perform(stateMachine.errorCaught(), context)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        target.metrics.requestEnd = .now()
+        perform(stateMachine.requestBodyFinished(), context)
+    }
+
+    private func requestBodyFailed(_ error: any Error, for target: ActiveExchange) {
+        guard let context, exchange === target else { return }
+        lastError = error
+        perform(stateMachine.errorCaught(), context)
+    }
+
+    private func forwardHead(_ head: HTTPResponseHead, _ context: ChannelHandlerContext) {
+        guard let exchange else { return }
+        exchange.metrics.responseStart = .now()
+        exchange.metrics.responseHeaderBytesReceived = ActiveExchange.headByteCount(head)
+        let isCompressed = head.headers["Content-Encoding"].contains { $0.lowercased() != "identity" }
+        exchange.expectedResponseLength = isCompressed ? nil : head.headers.first(name: "Content-Length").flatMap(Int64.init)
+
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let demand = ResponseBodyDemand(
+            onDemand: { eventLoop.execute { handler.value.consumerDemand(true, for: target.value) } },
+            onTermination: { eventLoop.execute { handler.value.consumerTerminated(target.value) } })
+        let producer = TransportResponseBody.Producer.makeSequence(
+            backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8), finishOnDeinit: false, delegate: demand)
+        exchange.bodySource = producer.source
+        exchange.headPromise.succeed(
+            TransportResponse(
+                head: head, body: TransportResponseBody(producer: producer.sequence), completion: exchange.completionPromise.futureResult))
+    }
+
+    private func forwardBody(_ buffer: ByteBuffer) {
+        guard let exchange, let source = exchange.bodySource else { return }
+        exchange.responseBodyBytes += Int64(buffer.readableBytes)
+        exchange.request.onDownloadProgress?(exchange.responseBodyBytes, exchange.expectedResponseLength)
+        if case .stopProducing = source.yield(buffer) {
+            stateMachine.consumerDemand(false)
+        }
+    }
+
+    private func consumerDemand(_ wanted: Bool, for target: ActiveExchange) {
+        guard exchange === target, let context else { return }
+        stateMachine.consumerDemand(wanted)
+        readIfWanted(context)
+    }
+
+    /// The consumer stopped iterating (or dropped the body) before its end: the rest of the response
+    /// would have to be read and thrown away, so the connection is closed instead.
+    private func consumerTerminated(_ target: ActiveExchange) {
+        guard exchange === target, let context, case .active(let state) = stateMachine.state, state.response != .finished else { return }
+        lastError = TransportError.cancelled
+        perform(stateMachine.cancel(), context)
+    }
+
+    private func complete(trailers: HTTPHeaders?) {
+        guard let exchange else { return }
+        self.exchange = nil
+        completedExchanges += 1
+        exchange.idleTimeoutTask?.cancel()
+        exchange.bodyTask?.cancel()
+        exchange.metrics.responseEnd = .now()
+        exchange.metrics.requestBodyBytesSent = exchange.requestBodyBytesSent
+        exchange.metrics.responseBodyBytesAfterDecoding = exchange.responseBodyBytes
+        let wire = byteCounter.received - exchange.wireBytesAtStart
+        exchange.metrics.responseBodyBytesReceived = max(0, wire - exchange.metrics.responseHeaderBytesReceived)
+        exchange.bodySource?.finish()
+        exchange.bodySource = nil
+        exchange.completionPromise.succeed(ExchangeCompletion(trailers: trailers, metrics: exchange.metrics))
+    }
+
+    private func failExchange(_ kind: HTTP1ConnectionStateMachine.TransportErrorKind) {
+        guard let exchange else { return }
+        self.exchange = nil
+        let error: TransportError
+        switch kind {
+        case .cancelled:
+            error = (lastError as? TransportError) ?? .cancelled
+        case .timedOut:
+            error = .timedOut("waiting for the server (no data for the idle interval)")
+        case .closedBeforeResponse:
+            let closed = TransportError.connectionLost("the server closed the connection before responding", lastError)
+            let bodyReplayable: Bool
+            switch exchange.request.body {
+            case .none, .bytes, .file: bodyReplayable = true
+            case .stream: bodyReplayable = exchange.requestBodyBytesSent == 0
+            }
+            if exchange.mayRetryOnFreshConnection && bodyReplayable
+                && (exchange.head.method.isIdempotent || exchange.requestBodyBytesSent == 0)
+            {
+                exchange.fail(StaleConnectionError(error: closed))
+                return
+            }
+            error = closed
+        case .closedDuringResponse:
+            error = Self.map(lastError) ?? .connectionLost("the server closed the connection during the response")
+        case .error:
+            error = Self.map(lastError) ?? .connectionLost("the connection failed")
+        }
+        exchange.fail(error)
+    }
+
+    private func scheduleIdleTimeout(_ exchange: ActiveExchange, _ context: ChannelHandlerContext) {
+        guard let idle = exchange.request.timeouts.idle else { return }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
+        let deadline = exchange.lastActivity + idle
+        exchange.idleTimeoutTask = context.eventLoop.scheduleTask(deadline: deadline) {
+            handler.value.idleTimeoutCheck(target.value, idle: idle)
+        }
+    }
+
+    /// Fires the idle timeout, or re-arms it when there was activity since it was set.
+    private func idleTimeoutCheck(_ target: ActiveExchange, idle: TimeAmount) {
+        guard exchange === target, let context else { return }
+        if .now() - target.lastActivity < idle {
+            scheduleIdleTimeout(target, context)
+            return
+        }
+        perform(stateMachine.idleTimeoutFired(), context)
+    }
+
+    /// Translates errors from NIO's layers into the codes URLSession uses.
+    static func map(_ error: (any Error)?) -> TransportError? {
+        switch error {
+        case nil: return nil
+        case let error as TransportError: return error
+        case let error as HTTPParserError:
+            if error == .invalidEOFState { return .connectionLost("the connection closed before the response ended", error) }
+            return .badResponse("the server's response is not valid HTTP", error)
+        case let error as NIOHTTPDecompression.DecompressionError:
+            if case .limit = error {
+                return TransportError(.dataLengthExceedsMaximum, "the decompressed body exceeds the allowed size", underlyingError: error)
+            }
+            return TransportError(.cannotDecodeContentData, "the compressed body could not be decoded", underlyingError: error)
+        case let error as NIOHTTPDecompression.ExtraDecompressionError:
+            return TransportError(.cannotDecodeContentData, "the compressed body could not be decoded", underlyingError: error)
+        case let error?:
+            return .connectionLost("the connection failed", error)
+        }
+    }
+}
+
+/// A failure on a reused connection before any response byte, where retrying is safe.
+struct StaleConnectionError: Error {
+    let error: TransportError
+}
+
+extension HTTPMethod {
+    /// RFC 9110 §9.2.2.
+    var isIdempotent: Bool {
+        switch self {
+        case .GET, .HEAD, .PUT, .DELETE, .OPTIONS, .TRACE: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+public import Logging
+import NIOConcurrencyHelpers
+public import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+public import NIOPosix
+
+/// Performs HTTP exchanges over pooled HTTP/1.1 connections, with TLS, a server trust hook,
+/// decompression, timeouts and per-exchange metrics. It knows nothing of Alamofire.
+///
+/// ```swift
+/// let transport = try HTTPTransport()
+/// let response = try await transport.execute(TransportRequest(url: url))
+/// let body = try await response.body.collect(upTo: 1 << 20)
+/// let metrics = try await response.finished().metrics
+/// ```
+///
+/// An exchange goes through three phases: waiting for a connection from the origin's pool (opening
+/// one if the per-host limit allows), sending the request while the response head is awaited, and
+/// streaming the response body to the consumer. Cancelling the calling task or passing the total
+/// deadline ends whichever phase is running; a connection in the middle of an exchange is then
+/// closed, never reused. A request that fails on a reused connection before any response byte is
+/// retried once on a new connection when that is safe.
+public final class HTTPTransport: Sendable {
+    /// Settings shared by every exchange.
+    public struct Configuration: Sendable {
+        /// Connections per origin, counting those opening and closing (URLSession's default is 6).
+        public var maximumConnectionsPerHost = 6
+        /// How long an unused connection stays in the pool.
+        public var idleConnectionTimeout: TimeAmount = .seconds(60)
+        /// TLS settings and the server trust evaluator.
+        public var tls = TransportTLSConfiguration()
+        /// Whether gzip and deflate responses are decoded, and how far: the decoded body may be at most
+        /// this many times the size of the compressed one. Nil leaves bodies as they arrive.
+        public var maximumDecompressionRatio: Int? = 100
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The settings this transport was made with.
+    public let configuration: Configuration
+    private let eventLoopGroup: any EventLoopGroup
+    private let factory: ConnectionFactory
+    private let pools = NIOLockedValueBox<[Origin: ConnectionPool]>([:])
+    private let nextRequestID = NIOLockedValueBox(0)
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - configuration: the transport's settings.
+    ///   - eventLoopGroup: where connections live; NIO's shared group by default.
+    ///   - logger: where the transport logs (debug and trace only); silent by default.
+    public init(
+        configuration: Configuration = .init(), eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "AlamofireNIOTransport", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) throws {
+        self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.factory = try ConnectionFactory(
+            eventLoopGroup: eventLoopGroup, tls: configuration.tls,
+            decompressionLimit: configuration.maximumDecompressionRatio.map { .ratio($0) }, logger: logger)
+    }
+
+    /// Sends the request and returns when the response head has arrived.
+    /// - Parameter request: what to send.
+    /// - Throws: ``TransportError``.
+    public func execute(_ request: TransportRequest) async throws -> TransportResponse {
+        let origin = try Origin(url: request.url)
+        let bodyLength = try Self.bodyLength(request.body)
+        let head = try Self.head(for: request, origin: origin, bodyLength: bodyLength)
+        let fetchStart = NIODeadline.now()
+        let controller = ExchangeController()
+        let deadline = request.timeouts.total.map { total in
+            eventLoopGroup.any().scheduleTask(in: total) { controller.cancel(with: .timedOut("after the request's total time limit")) }
+        }
+        do {
+            let response = try await withTaskCancellationHandler {
+                do {
+                    return try await attempt(request, head, bodyLength, origin, fetchStart, controller, fresh: false)
+                } catch let stale as StaleConnectionError {
+                    logger.debug("retrying on a new connection", metadata: ["url": "\(request.url)"])
+                    do {
+                        return try await attempt(request, head, bodyLength, origin, fetchStart, controller, fresh: true)
+                    } catch let again as StaleConnectionError {
+                        _ = stale
+                        throw again.error
+                    }
+                }
+            } onCancel: {
+                controller.cancel(with: .cancelled)
+            }
+            if let deadline { response.completion.whenComplete { _ in deadline.cancel() } }
+            return response
+        } catch {
+            deadline?.cancel()
+            throw error
+        }
+    }
+
+    /// Fails waiting requests, closes idle connections and lets running exchanges finish.
+    public func shutdown() {
+        let pools = self.pools.withLockedValue { pools in
+            defer { pools.removeAll() }
+            return Array(pools.values)
+        }
+        pools.forEach { $0.shutDown() }
+    }
+
+    private func attempt(
+        _ request: TransportRequest, _ head: HTTPRequestHead, _ bodyLength: Int64?, _ origin: Origin, _ fetchStart: NIODeadline,
+        _ controller: ExchangeController, fresh: Bool
+    ) async throws -> TransportResponse {
+        let pool = self.pool(for: origin, connectTimeout: request.timeouts.connect)
+        let requestID = nextRequestID.withLockedValue { id in
+            id += 1
+            return id
+        }
+        try controller.waitForConnection(pool: pool, request: requestID)
+        defer { pool.forget(request: requestID) }
+        let connection = try await pool.lease(request: requestID, needsFreshConnection: fresh)
+        let eventLoop = connection.channel.eventLoop
+        let exchange = ActiveExchange(
+            request: request, head: head, requestBodyLength: bodyLength, headPromise: eventLoop.makePromise(),
+            completionPromise: eventLoop.makePromise(), metrics: ExchangeMetrics(fetchStart: fetchStart))
+        try controller.run(exchange, on: connection)
+        connection.start(exchange)
+        return try await exchange.headPromise.futureResult.get()
+    }
+
+    private func pool(for origin: Origin, connectTimeout: TimeAmount?) -> ConnectionPool {
+        pools.withLockedValue { pools in
+            if let pool = pools[origin] { return pool }
+            let pool = ConnectionPool(
+                origin: origin, factory: factory, maximumConnections: configuration.maximumConnectionsPerHost,
+                idleTimeout: configuration.idleConnectionTimeout, connectTimeout: connectTimeout, logger: logger)
+            pools[origin] = pool
+            return pool
+        }
+    }
+
+    private static func bodyLength(_ body: TransportRequest.Body) throws -> Int64? {
+        switch body {
+        case .none: 0
+        case .bytes(let buffer): Int64(buffer.readableBytes)
+        case .file(let url): try FileBody.length(of: url)
+        case .stream(let length, _): length
+        }
+    }
+
+    /// The head as sent: the caller's fields, plus `Host` and the body's framing.
+    private static func head(for request: TransportRequest, origin: Origin, bodyLength: Int64?) throws -> HTTPRequestHead {
+        var target = request.url.path(percentEncoded: true)
+        if target.isEmpty { target = "/" }
+        if let query = request.url.query(percentEncoded: true) { target += "?" + query }
+        guard !target.contains(where: { $0 == " " || $0 == "\r" || $0 == "\n" }) else {
+            throw TransportError(.badURL, "the request target of \(request.url) contains whitespace")
+        }
+        var headers = request.headers
+        for (name, value) in headers
+        where name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" }) || value.contains(where: { $0 == "\r" || $0 == "\n" }) {
+            throw TransportError(.badURL, "the header field \(name) is not valid")
+        }
+        if !headers.contains(name: "Host") { headers.replaceOrAdd(name: "Host", value: origin.hostHeader) }
+        headers.remove(name: "Content-Length")
+        headers.remove(name: "Transfer-Encoding")
+        switch bodyLength {
+        case 0 where [.POST, .PUT, .PATCH].contains(request.method):
+            headers.add(name: "Content-Length", value: "0")
+        case 0:
+            break
+        case let length?:
+            headers.add(name: "Content-Length", value: String(length))
+        case nil:
+            headers.add(name: "Transfer-Encoding", value: "chunked")
+        }
+        return HTTPRequestHead(version: .http1_1, method: request.method, uri: target, headers: headers)
+    }
+}
+
+/// Where one exchange is, so that a cancellation or the total deadline can end it in any phase.
+final class ExchangeController: Sendable {
+    private enum Phase {
+        case starting
+        case waiting(ConnectionPool, request: Int)
+        case running(HTTP1Connection, ActiveExchange)
+        case cancelled(TransportError)
+    }
+
+    private let phase = NIOLockedValueBox(Phase.starting)
+
+    func waitForConnection(pool: ConnectionPool, request: Int) throws {
+        try phase.withLockedValue { phase in
+            if case .cancelled(let error) = phase { throw error }
+            phase = .waiting(pool, request: request)
+        }
+    }
+
+    func run(_ exchange: ActiveExchange, on connection: HTTP1Connection) throws {
+        try phase.withLockedValue { phase in
+            if case .cancelled(let error) = phase {
+                // Cancelled between getting the connection and starting: give the connection back unused.
+                connection.close()
+                throw error
+            }
+            phase = .running(connection, exchange)
+        }
+    }
+
+    func cancel(with error: TransportError) {
+        let previous = phase.withLockedValue { phase in
+            defer { if case .running = phase {} else { phase = .cancelled(error) } }
+            return phase
+        }
+        switch previous {
+        case .starting, .cancelled: break
+        case .waiting(let pool, let request): pool.cancel(request: request, error: error)
+        case .running(let connection, let exchange): connection.cancel(exchange, error: error)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import NIOCore
+import NIOPosix
+
+/// A raw TCP listener that misbehaves on purpose, for the fault tests Hummingbird cannot produce.
+/// It reads a request head (bodies are not expected) and acts on its path:
+///
+/// - `/truncated-body`: promises 100 bytes, sends 10, closes.
+/// - `/truncated-chunked`: starts a chunked body, closes mid-way.
+/// - `/malformed`: answers with bytes that are not HTTP.
+/// - `/close`: closes without answering.
+/// - `/close-on-reuse`: answers `ok` with keep-alive; a second request on the connection is closed unanswered.
+/// - `/extra-bytes`: says `Content-Length: 2`, sends 5 bytes.
+/// - `/hang`: reads and never answers (also what a TLS client meets: a handshake that never ends).
+/// - anything else: `ok`, with keep-alive.
+enum FaultServer {
+    static func start(host: String, group: any EventLoopGroup) async throws -> any Channel {
+        try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(FaultHandler()) }
+            }
+            .bind(host: host, port: 0).get()
+    }
+}
+
+private final class FaultHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private var received: [UInt8] = []
+    private var requestsOnConnection = 0
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        received += unwrapInboundIn(data).readableBytesView
+        while let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
+            let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
+            received.removeSubrange(..<end.upperBound)
+            requestsOnConnection += 1
+            let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+            respond(to: path, context: context)
+        }
+    }
+
+    private func respond(to path: String, context: ChannelHandlerContext) {
+        switch path {
+        case "/truncated-body":
+            send("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789", context, thenClose: true)
+        case "/truncated-chunked":
+            send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", context, thenClose: true)
+        case "/malformed":
+            send("THIS IS NOT HTTP\r\n\r\n", context, thenClose: true)
+        case "/close":
+            context.close(promise: nil)
+        case "/close-on-reuse" where requestsOnConnection > 1:
+            context.close(promise: nil)
+        case "/extra-bytes":
+            send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokxyz", context, thenClose: false)
+        case "/hang":
+            break
+        default:
+            send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", context, thenClose: false)
+        }
+    }
+
+    private func send(_ text: String, _ context: ChannelHandlerContext, thenClose: Bool) {
+        let channel = context.channel
+        let write = context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: text)))
+        if thenClose { write.whenComplete { _ in channel.close(promise: nil) } }
+    }
+}
