@@ -154,12 +154,16 @@ public final class HTTPTransport: Sendable {
         var target = request.url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = request.url.query(percentEncoded: true) { target += "?" + query }
-        guard !target.contains(where: { $0 == " " || $0 == "\r" || $0 == "\n" }) else {
+        // Checked byte by byte: "\r\n" is a single Character in Swift.
+        let isLineBreak = { (byte: UInt8) in byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") }
+        guard !target.utf8.contains(where: { isLineBreak($0) || $0 == UInt8(ascii: " ") }) else {
             throw TransportError(.badURL, "the request target of \(request.url) contains whitespace")
         }
         var headers = request.headers
         for (name, value) in headers
-        where name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" }) || value.contains(where: { $0 == "\r" || $0 == "\n" }) {
+        where name.isEmpty || name.utf8.contains(where: { isLineBreak($0) || $0 == UInt8(ascii: ":") })
+            || value.utf8.contains(where: isLineBreak)
+        {
             throw TransportError(.badURL, "the header field \(name) is not valid")
         }
         if !headers.contains(name: "Host") { headers.replaceOrAdd(name: "Host", value: origin.hostHeader) }

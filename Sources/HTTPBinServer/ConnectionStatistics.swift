@@ -36,6 +36,8 @@ final class ConnectionRecorder: Sendable {
         var statistics = ConnectionStatistics()
         /// Index into `requestsPerConnection` of each open connection, by its channel.
         var openIndices: [ObjectIdentifier: Int] = [:]
+        /// Callers waiting for the open count to drop to a number.
+        var closeWaiters: [(atMost: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
     private let state = NIOLockedValueBox(State())
 
@@ -63,11 +65,28 @@ final class ConnectionRecorder: Sendable {
             state.statistics.peakOpenConnections = max(state.statistics.peakOpenConnections, state.statistics.openConnections)
         }
         channel.closeFuture.whenComplete { _ in
-            self.state.withLockedValue { state in
+            let ready = self.state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
                 if state.openIndices.removeValue(forKey: key) != nil {
                     state.statistics.openConnections -= 1
                 }
+                let open = state.statistics.openConnections
+                let ready = state.closeWaiters.filter { open <= $0.atMost }.map(\.continuation)
+                state.closeWaiters.removeAll { open <= $0.atMost }
+                return ready
             }
+            ready.forEach { $0.resume() }
+        }
+    }
+
+    /// Returns once at most `count` connections are open.
+    func waitUntilOpenConnections(atMost count: Int) async {
+        await withCheckedContinuation { continuation in
+            let isReady = state.withLockedValue { state in
+                guard state.statistics.openConnections > count else { return true }
+                state.closeWaiters.append((count, continuation))
+                return false
+            }
+            if isReady { continuation.resume() }
         }
     }
 

@@ -204,6 +204,11 @@ public final class HTTPBinServer: Sendable {
     /// Connection and request counts across every listener.
     public var statistics: ConnectionStatistics { recorder.statistics }
 
+    /// Returns once at most `count` connections are open, e.g. after the server or a client closed them.
+    public func waitUntilOpenConnections(atMost count: Int) async {
+        await recorder.waitUntilOpenConnections(atMost: count)
+    }
+
     /// Starts counting afresh; connections open now count as newly accepted.
     public func resetStatistics() { recorder.reset() }
 

@@ -95,8 +95,12 @@ import Testing
     @Test func errorsFailTheExchangeAndClose() {
         var machine = Machine()
         _ = machine.startExchange(keepAlive: true, hasStreamedBody: true)
-        #expect(machine.errorCaught() == .failExchange(.error, close: true))
+        #expect(machine.errorCaught() == .failExchange(.errorBeforeResponse, close: true))
         #expect(machine.errorCaught() == .none)
+        var afterHead = Machine()
+        _ = afterHead.startExchange(keepAlive: true, hasStreamedBody: false)
+        _ = afterHead.responseHead(ok)
+        #expect(afterHead.errorCaught() == .failExchange(.error, close: true))
         var idle = Machine()
         #expect(idle.errorCaught() == .closeIdleConnection)
     }
@@ -131,11 +135,17 @@ import Testing
         #expect(idle.responseHead(ok) == .closeIdleConnection)
         var waiting = Machine()
         _ = waiting.startExchange(keepAlive: true, hasStreamedBody: false)
-        #expect(waiting.responseBody(ByteBuffer()) == .failExchange(.error, close: true))
+        #expect(waiting.responseBody(ByteBuffer()) == .failExchange(.errorBeforeResponse, close: true))
         var twice = Machine()
         _ = twice.startExchange(keepAlive: true, hasStreamedBody: false)
         _ = twice.responseHead(ok)
         #expect(twice.responseHead(ok) == .failExchange(.error, close: true))
+    }
+
+    @Test func startingOnAClosedConnectionIsRetryable() {
+        var machine = Machine()
+        _ = machine.channelInactive()
+        #expect(machine.startExchange(keepAlive: true, hasStreamedBody: false) == .failExchange(.closedBeforeResponse, close: false))
     }
 
     @Test func startingTwiceIsRefused() {

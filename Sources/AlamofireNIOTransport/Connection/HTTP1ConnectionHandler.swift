@@ -95,7 +95,8 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Starts an exchange; it reports through the promises in `exchange`. Must run on the event loop.
     func startExchange(_ newExchange: ActiveExchange) {
         guard let context else {
-            newExchange.fail(TransportError.connectionLost("the connection closed before the request was sent"))
+            let closed = TransportError.connectionLost("the connection closed before the request was sent")
+            newExchange.fail(completedExchanges > 0 ? StaleConnectionError(error: closed) : closed)
             return
         }
         var metrics = connectionMetrics
@@ -320,8 +321,17 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             error = (lastError as? TransportError) ?? .cancelled
         case .timedOut:
             error = .timedOut("waiting for the server (no data for the idle interval)")
-        case .closedBeforeResponse:
-            let closed = TransportError.connectionLost("the server closed the connection before responding", lastError)
+        case .closedBeforeResponse, .errorBeforeResponse:
+            let closed: TransportError
+            if kind == .closedBeforeResponse {
+                closed = .connectionLost("the server closed the connection before responding", lastError)
+            } else if let error = lastError as? TransportError {
+                // Our own verdicts (a body of the wrong length, a cancellation) are final.
+                exchange.fail(error)
+                return
+            } else {
+                closed = Self.map(lastError) ?? .connectionLost("the connection failed before the response")
+            }
             let bodyReplayable: Bool
             switch exchange.request.body {
             case .none, .bytes, .file: bodyReplayable = true

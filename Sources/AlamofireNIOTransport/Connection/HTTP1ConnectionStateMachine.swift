@@ -60,6 +60,9 @@ struct HTTP1ConnectionStateMachine {
         case closedBeforeResponse
         /// Closed in the middle of the response.
         case closedDuringResponse
+        /// An error before any byte of the response (a write to a connection the server had closed):
+        /// retryable like `closedBeforeResponse` when it came from the connection itself.
+        case errorBeforeResponse
         case timedOut
         case cancelled
         case error
@@ -88,7 +91,15 @@ struct HTTP1ConnectionStateMachine {
     // MARK: Events from the pool and the consumer
 
     mutating func startExchange(keepAlive: Bool, hasStreamedBody: Bool) -> Action {
-        guard case .idle = state else { return .failExchange(.error, close: false) }
+        switch state {
+        case .idle:
+            break
+        case .closed:
+            // The server closed it while it sat in the pool, before we noticed: not the request's fault.
+            return .failExchange(.closedBeforeResponse, close: false)
+        case .active:
+            return .failExchange(.error, close: false)
+        }
         state = .active(Exchange(request: hasStreamedBody ? .sendingBody : .finished, response: .waitingForHead, keepAlive: keepAlive))
         receivedResponseBytes = false
         return .sendRequest
@@ -164,7 +175,7 @@ struct HTTP1ConnectionStateMachine {
             state = .closed
             return .closeIdleConnection
         case .active:
-            return fail(.error)
+            return fail(receivedResponseBytes ? .error : .errorBeforeResponse)
         case .closed:
             return .none
         }
@@ -177,7 +188,7 @@ struct HTTP1ConnectionStateMachine {
             state = .closed
             return .closeIdleConnection
         case .active:
-            return fail(.error)
+            return fail(receivedResponseBytes ? .error : .errorBeforeResponse)
         case .closed:
             return .none
         }

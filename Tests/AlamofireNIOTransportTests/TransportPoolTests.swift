@@ -1,0 +1,132 @@
+import AlamofireNIOTransport
+import Foundation
+import HTTPBinServer
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@Suite struct TransportPoolTests {
+    @Test func fiveHundredConcurrentRequestsNeverExceedTheLimit() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport { $0.maximumConnectionsPerHost = 6 }
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<500 {
+                    group.addTask { try await transport.fetch(server.url("/get?i=\(index)")).status }
+                }
+                return try await group.reduce(into: [Int: Int]()) { $0[$1, default: 0] += 1 }
+            }
+            #expect(statuses == [200: 500])
+            let statistics = server.statistics
+            #expect(statistics.totalRequests == 500)
+            #expect(statistics.peakOpenConnections <= 6)
+            #expect(statistics.acceptedConnections == 6)
+        }
+    }
+
+    @Test func limitOfOneSerialisesRequestsInOrder() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport { $0.maximumConnectionsPerHost = 1 }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { _ = try await transport.fetch(server.url("/get")) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(server.statistics.acceptedConnections == 1)
+            #expect(server.statistics.requestsPerConnection == [20])
+        }
+    }
+
+    @Test func staleConnectionIsRetriedOnceOnAFreshOne() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            let first = try await transport.fetch(server.faultURL("/close-on-reuse"))
+            #expect(first.text == "ok")
+            // The server closes the reused connection without answering: the GET is retried.
+            let second = try await transport.fetch(server.faultURL("/close-on-reuse"))
+            #expect(second.text == "ok")
+            #expect(second.metrics.isReusedConnection == false)
+        }
+    }
+
+    @Test func nonIdempotentRequestWithBodyIsNotRetried() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            _ = try await transport.fetch(server.faultURL("/close-on-reuse"))
+            let error = await transportError {
+                try await transport.fetch(server.faultURL("/close-on-reuse"), .POST, body: .bytes(ByteBuffer(string: "data")))
+            }
+            #expect(error?.code == .networkConnectionLost)
+        }
+    }
+
+    @Test func extraBytesAfterAResponseMakeTheConnectionUnusable() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            let first = try await transport.fetch(server.faultURL("/extra-bytes"))
+            #expect(first.text == "ok")
+            let second = try await transport.fetch(server.faultURL("/get"))
+            #expect(second.text == "ok")
+            #expect(second.metrics.isReusedConnection == false)
+        }
+    }
+
+    @Test func idleConnectionsClosedByTheServerAreNotReused() async throws {
+        try await HTTPBinServer.withServer(.init(idleTimeout: .milliseconds(50))) { server in
+            let transport = try makeTransport()
+            _ = try await transport.fetch(server.url("/get"))
+            await server.waitUntilOpenConnections(atMost: 0)
+            let again = try await transport.fetch(server.url("/get"))
+            #expect(again.status == 200)
+            #expect(server.statistics.acceptedConnections == 2)
+        }
+    }
+
+    @Test func poolIdleTimeoutClosesUnusedConnections() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport { $0.idleConnectionTimeout = .milliseconds(50) }
+            _ = try await transport.fetch(server.url("/get"))
+            await server.waitUntilOpenConnections(atMost: 0)
+            #expect(server.statistics.acceptedConnections == 1)
+        }
+    }
+}
+
+@Suite struct TransportFaultTests {
+    @Test(arguments: [
+        ("/truncated-body", URLError.Code.networkConnectionLost),
+        ("/truncated-chunked", .networkConnectionLost),
+        ("/malformed", .badServerResponse),
+        ("/close", .networkConnectionLost),
+    ])
+    func brokenResponsesAreErrorsNotCrashes(path: String, code: URLError.Code) async throws {
+        try await HTTPBinServer.withServer { server in
+            let error = await transportError { try await makeTransport().fetch(server.faultURL(path)) }
+            #expect(error?.code == code)
+        }
+    }
+
+    @Test func refusedConnectionIsCannotConnectToHost() async throws {
+        let port = try await HTTPBinServer.withServer { server in server.port }
+        let error = await transportError { try await makeTransport().fetch(URL(string: "http://127.0.0.1:\(port)/get")!) }
+        #expect(error?.code == .cannotConnectToHost)
+    }
+
+    @Test func unresolvableHostIsCannotFindHost() async throws {
+        let error = await transportError { try await makeTransport().fetch(URL(string: "http://no-such-host.invalid/")!) }
+        #expect(error?.code == .cannotFindHost)
+    }
+
+    @Test(arguments: ["ftp://127.0.0.1/file", "file:///etc/hosts", "http:///nohost"])
+    func unsupportedURLsAreRejected(url: String) async throws {
+        let error = await transportError { try await makeTransport().fetch(URL(string: url)!) }
+        #expect(error?.code == .unsupportedURL || error?.code == .badURL)
+    }
+
+    @Test func headerInjectionIsRejected() async throws {
+        var request = TransportRequest(url: URL(string: "http://127.0.0.1:1/")!)
+        request.headers.add(name: "X-Bad", value: "a\r\nInjected: yes")
+        let error = await transportError { try await makeTransport().execute(request) }
+        #expect(error?.code == .badURL)
+    }
+}
