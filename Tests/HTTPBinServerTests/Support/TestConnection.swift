@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NIOTLS
 
 /// A response as the tests see it.
 struct TestResponse {
@@ -49,17 +50,29 @@ struct TestConnection {
         let host = url.host ?? "127.0.0.1"
         let port = url.port ?? (url.scheme == "https" ? 443 : 80)
         let sslContext = try tls.map { try NIOSSLContext(configuration: $0) }
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connect(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let sslContext {
-                        let handler = try NIOSSLClientHandler(context: sslContext, serverHostname: host.first!.isNumber ? nil : host)
-                        try channel.pipeline.syncOperations.addHandler(handler)
+        let handshake = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
+        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        if let sslContext {
+                            let handler = try NIOSSLClientHandler(context: sslContext, serverHostname: host.first!.isNumber ? nil : host)
+                            try channel.pipeline.syncOperations.addHandler(handler)
+                            try channel.pipeline.syncOperations.addHandler(HandshakeWaiter(promise: handshake))
+                        } else {
+                            handshake.succeed()
+                        }
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
                     }
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
                 }
-            }
+        } catch {
+            handshake.fail(error)
+            throw error
+        }
+        // Writing before the handshake ends would race its failure with the write's.
+        try await handshake.futureResult.get()
         return try await channel.executeThenClose { inbound, outbound in
             var connection = TestConnection(inbound: inbound.makeAsyncIterator(), outbound: outbound, host: "\(host):\(port)")
             return try await body(&connection)
@@ -123,6 +136,29 @@ struct TestConnection {
             }
         }
         throw TestClientError.connectionClosed
+    }
+}
+
+/// Completes a promise when the TLS handshake succeeds, fails it when the channel errs or closes first.
+final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    let promise: EventLoopPromise<Void>
+
+    init(promise: EventLoopPromise<Void>) { self.promise = promise }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event { promise.succeed() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(TestClientError.connectionClosed)
+        context.fireChannelInactive()
     }
 }
 
