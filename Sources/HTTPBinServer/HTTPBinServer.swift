@@ -234,6 +234,9 @@ public final class HTTPBinServer: Sendable {
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: leaf.certificateDER, format: .der))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem)))
+        // On shutdown NIOSSL waits this long for each idle client's close_notify; clients that keep
+        // pooled connections open (as HTTP clients do) would otherwise hold every shutdown for 5 s.
+        tls.shutdownTimeout = .milliseconds(100)
         if variant == .mutualTLS {
             tls.certificateVerification = .noHostnameVerification
             tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: certificates.certificateAuthority.certificateDER, format: .der)])

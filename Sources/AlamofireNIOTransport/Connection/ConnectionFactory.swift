@@ -164,7 +164,8 @@ struct ConnectionFactory: Sendable {
         metrics.remotePort = channel.remoteAddress?.port
         let finalMetrics = metrics
         let decompressionLimit = self.decompressionLimit
-        return try await channel.eventLoop.submit {
+        let setUp = channel.eventLoop.submit {
+            guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
             var metrics = finalMetrics
             if origin.isTLS {
                 metrics.negotiatedTLSVersion = try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion
@@ -178,7 +179,13 @@ struct ConnectionFactory: Sendable {
             if let decompressionLimit { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: decompressionLimit)) }
             try pipeline.addHandler(handler)
             return HTTP1Connection(id: id, origin: origin, channel: channel, handler: handler)
-        }.get()
+        }
+        do {
+            return try await setUp.get()
+        } catch {
+            channel.close(promise: nil)
+            throw (error as? TransportError) ?? .connectionLost("the connection failed while it was set up", error)
+        }
     }
 
     /// Runs the trust evaluator on the peer's chain; a rejection is kept to report its own code.

@@ -1,0 +1,132 @@
+import AlamofireNIOTransport
+import Foundation
+import HTTPBinServer
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOSSL
+import Testing
+
+@Suite struct TransportTLSTests {
+    /// A transport that trusts only the server's test CA.
+    func transport(for server: HTTPBinServer, _ configure: (inout TransportTLSConfiguration) -> Void = { _ in }) throws -> HTTPTransport {
+        let certificates = try #require(server.certificates)
+        return try makeTransport { configuration in
+            configuration.tls.trustsSystemRoots = false
+            configuration.tls.additionalTrustRoots = [certificates.certificateAuthority.certificateDER]
+            configure(&configuration.tls)
+        }
+    }
+
+    @Test func validCertificateIsTrustedWithTheTestCA() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+            let url = try #require(server.tlsURL(.valid, "/get"))
+            let fetched = try await transport(for: server).fetch(url)
+            #expect(fetched.status == 200)
+            #expect(fetched.json["url"] as? String == url.absoluteString)
+            let metrics = fetched.metrics
+            #expect(metrics.negotiatedTLSVersion == .tlsv13)
+            let secure = try #require(metrics.secureConnectionStart)
+            #expect(try #require(metrics.secureConnectionEnd) >= secure)
+            #expect(try #require(metrics.connectEnd) <= secure)
+        }
+    }
+
+    @Test func hostNamesAreResolvedAndCheckedToo() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+            let url = try #require(server.tlsURL(.valid, "/get", host: "localhost"))
+            let fetched = try await transport(for: server).fetch(url)
+            #expect(fetched.status == 200)
+            #expect(fetched.metrics.remoteAddress == "127.0.0.1")
+        }
+    }
+
+    @Test(arguments: [
+        (TLSVariant.expired, URLError.Code.serverCertificateHasBadDate),
+        (.wrongHost, .serverCertificateUntrusted),
+        (.selfSigned, .serverCertificateHasUnknownRoot),
+        (.unknownCA, .serverCertificateHasUnknownRoot),
+    ])
+    func brokenCertificatesFailWithURLSessionsCodes(variant: TLSVariant, code: URLError.Code) async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+            let url = try #require(server.tlsURL(variant, "/get"))
+            let error = await transportError { try await transport(for: server).fetch(url) }
+            #expect(error?.code == code)
+            #expect(server.statistics.totalRequests == 0)
+        }
+    }
+
+    @Test(arguments: TLSVariant.allCases.filter { $0 != .mutualTLS })
+    func evaluatorThatAcceptsSeesTheServersChain(variant: TLSVariant) async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+            let certificates = try #require(server.certificates)
+            let seen = NIOLockedValueBox<[ServerTrustChallenge]>([])
+            let transport = try transport(for: server) { tls in
+                tls.serverTrustEvaluator = { challenge in seen.withLockedValue { $0.append(challenge) } }
+            }
+            let url = try #require(server.tlsURL(variant, "/get"))
+            #expect(try await transport.fetch(url).status == 200)
+            let challenges = seen.withLockedValue { $0 }
+            #expect(challenges.count == 1)
+            #expect(challenges.first?.host == "127.0.0.1")
+            #expect(challenges.first?.port == server.tlsPort(variant))
+            #expect(challenges.first?.certificateChain == [certificates.leaf(for: variant).certificateDER])
+        }
+    }
+
+    @Test func evaluatorRejectionStopsTheRequestBeforeItIsSent() async throws {
+        struct Pinned: Error {}
+        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+            let transport = try transport(for: server) { tls in tls.serverTrustEvaluator = { _ in throw Pinned() } }
+            let error = await transportError { try await transport.fetch(try #require(server.tlsURL(.valid, "/get"))) }
+            #expect(error?.code == .serverCertificateUntrusted)
+            #expect(error?.underlyingError is Pinned)
+            #expect(server.statistics.totalRequests == 0)
+        }
+    }
+
+    @Test func evaluatorCanValidateAgainstItsOwnAnchors() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+            let unknownRoot = try #require(server.certificates).unknownAuthority.certificateDER
+            let transport = try transport(for: server) { tls in
+                tls.serverTrustEvaluator = { challenge in try await challenge.evaluateDefault(anchors: [unknownRoot]) }
+            }
+            #expect(try await transport.fetch(try #require(server.tlsURL(.unknownCA, "/get"))).status == 200)
+            let error = await transportError { try await transport.fetch(try #require(server.tlsURL(.valid, "/get"))) }
+            #expect(error?.code == .serverCertificateHasUnknownRoot)
+        }
+    }
+
+    @Test func evaluatorCanSkipTheHostCheck() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+            let transport = try transport(for: server) { tls in
+                tls.serverTrustEvaluator = { challenge in try await challenge.evaluateDefault(validateHost: false) }
+            }
+            #expect(try await transport.fetch(try #require(server.tlsURL(.wrongHost, "/get"))).status == 200)
+        }
+    }
+
+    @Test func mutualTLSPresentsTheClientIdentity() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+            let certificates = try #require(server.certificates)
+            let url = try #require(server.tlsURL(.mutualTLS, "/get"))
+            // NIOSSL closes without surfacing the server's certificate_required alert to the client, so the
+            // failure reads as a connection closed before the response (URLSession would say clientCertificateRequired).
+            let anonymous = await transportError { try await transport(for: server).fetch(url) }
+            #expect(anonymous?.code == .networkConnectionLost)
+            let identified = try transport(for: server) { tls in
+                tls.clientIdentity = ([certificates.client.certificateDER], Array(certificates.client.privateKeyPEM.utf8))
+            }
+            #expect(try await identified.fetch(url).status == 200)
+        }
+    }
+
+    @Test func plainHTTPServerSpokenToWithTLSTimesOutOrFails() async throws {
+        try await HTTPBinServer.withServer { server in
+            let timeouts = TransportTimeouts(connect: .milliseconds(300))
+            let error = await transportError {
+                try await makeTransport().fetch(server.faultURL("/hang", scheme: "https"), timeouts: timeouts)
+            }
+            #expect(error?.code == .timedOut)
+        }
+    }
+}
