@@ -40,7 +40,15 @@ public struct TransportResponseBody: AsyncSequence, Sendable {
         var base: Producer.AsyncIterator
 
         public mutating func next() async throws -> ByteBuffer? {
-            try await base.next()
+            let next: ByteBuffer?
+            do {
+                next = try await base.next()
+            } catch is CancellationError {
+                throw TransportError.cancelled
+            }
+            // A cancelled consumer must not mistake the cut-off for the end of the body.
+            if next == nil, Task.isCancelled { throw TransportError.cancelled }
+            return next
         }
     }
 

@@ -36,8 +36,16 @@ final class ConnectionRecorder: Sendable {
         var statistics = ConnectionStatistics()
         /// Index into `requestsPerConnection` of each open connection, by its channel.
         var openIndices: [ObjectIdentifier: Int] = [:]
-        /// Callers waiting for the open count to drop to a number.
-        var closeWaiters: [(atMost: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Callers waiting for the statistics to meet a condition.
+        var waiters: [(condition: @Sendable (ConnectionStatistics) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Removes and returns the waiters whose condition now holds.
+        mutating func satisfiedWaiters() -> [CheckedContinuation<Void, Never>] {
+            let statistics = self.statistics
+            let ready = waiters.filter { $0.condition(statistics) }.map(\.continuation)
+            waiters.removeAll { $0.condition(statistics) }
+            return ready
+        }
     }
     private let state = NIOLockedValueBox(State())
 
@@ -57,33 +65,32 @@ final class ConnectionRecorder: Sendable {
 
     func connectionOpened(_ channel: any Channel) {
         let key = ObjectIdentifier(channel)
-        state.withLockedValue { state in
+        let ready = state.withLockedValue { state in
             state.openIndices[key] = state.statistics.requestsPerConnection.count
             state.statistics.requestsPerConnection.append(0)
             state.statistics.acceptedConnections += 1
             state.statistics.openConnections += 1
             state.statistics.peakOpenConnections = max(state.statistics.peakOpenConnections, state.statistics.openConnections)
+            return state.satisfiedWaiters()
         }
+        ready.forEach { $0.resume() }
         channel.closeFuture.whenComplete { _ in
             let ready = self.state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
                 if state.openIndices.removeValue(forKey: key) != nil {
                     state.statistics.openConnections -= 1
                 }
-                let open = state.statistics.openConnections
-                let ready = state.closeWaiters.filter { open <= $0.atMost }.map(\.continuation)
-                state.closeWaiters.removeAll { open <= $0.atMost }
-                return ready
+                return state.satisfiedWaiters()
             }
             ready.forEach { $0.resume() }
         }
     }
 
-    /// Returns once at most `count` connections are open.
-    func waitUntilOpenConnections(atMost count: Int) async {
+    /// Returns once the statistics meet `condition`.
+    func waitUntil(_ condition: @escaping @Sendable (ConnectionStatistics) -> Bool) async {
         await withCheckedContinuation { continuation in
             let isReady = state.withLockedValue { state in
-                guard state.statistics.openConnections > count else { return true }
-                state.closeWaiters.append((count, continuation))
+                guard !condition(state.statistics) else { return true }
+                state.waiters.append((condition, continuation))
                 return false
             }
             if isReady { continuation.resume() }
@@ -92,10 +99,12 @@ final class ConnectionRecorder: Sendable {
 
     /// Records a request served on `channel`: the connection itself for HTTP/1, a stream of it for HTTP/2.
     func requestReceived(on channel: any Channel) {
-        state.withLockedValue { state in
+        let ready = state.withLockedValue { state in
             let index = state.openIndices[ObjectIdentifier(channel)] ?? channel.parent.flatMap { state.openIndices[ObjectIdentifier($0)] }
             if let index { state.statistics.requestsPerConnection[index] += 1 }
+            return state.satisfiedWaiters()
         }
+        ready.forEach { $0.resume() }
     }
 }
 
@@ -107,10 +116,38 @@ struct RecordingChildChannel<Base: ServerChildChannel>: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         recorder.connectionOpened(channel)
+        do {
+            try channel.pipeline.syncOperations.addHandler(ClientDepartureHandler(), position: .first)
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
         return base.setup(channel: channel, logger: logger)
     }
 
     func handle(value: Value, logger: Logger) async {
         await base.handle(value: value, logger: logger)
+    }
+}
+
+/// Notices a client leaving while a request is still being handled. Hummingbird allows half-closure,
+/// so a client's FIN arrives as `inputClosed` rather than closing the channel; this handler keeps a
+/// future that completes on either, for slow endpoints to stop waiting (see `Exchange.pause`).
+final class ClientDepartureHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    private var promise: EventLoopPromise<Void>?
+
+    /// Completes when the client has closed its side of the connection, or the connection closed.
+    var departure: EventLoopFuture<Void>? { promise?.futureResult }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        self.promise = promise
+        context.channel.closeFuture.whenComplete { _ in promise.succeed() }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event { promise?.succeed() }
+        context.fireUserInboundEventTriggered(event)
     }
 }

@@ -17,6 +17,8 @@ struct Exchange: Sendable {
     let query: [(name: String, value: String)]
     /// The client's IP address.
     let origin: String
+    /// The connection (or HTTP/2 stream) the request came on.
+    let channel: any Channel
 
     init(request: Request, context: HTTPBinRequestContext, scheme: String) {
         self.request = request
@@ -24,6 +26,38 @@ struct Exchange: Sendable {
         self.segments = request.uri.path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
         self.query = FormDecoding.pairs(request.uri.query ?? "")
         self.origin = context.channel.remoteAddress?.ipAddress ?? "127.0.0.1"
+        self.channel = context.channel
+    }
+
+    /// Waits `seconds`, or throws as soon as the client's connection closes, so that a slow endpoint
+    /// never outlives its client (nor holds up the server's shutdown).
+    func pause(_ seconds: Double) async throws {
+        try await Exchange.pause(seconds, unlessClosed: channel)
+    }
+
+    static func pause(_ seconds: Double, unlessClosed channel: any Channel) async throws {
+        guard seconds > 0 else { return }
+        // HTTP/2 streams are children of the connection that carries the departure handler.
+        let connection = channel.parent?.parent == nil ? channel : channel.parent ?? channel
+        let eventLoop = connection.eventLoop
+        let promise = eventLoop.makePromise(of: Void.self)
+        try await eventLoop.flatSubmit {
+            let departure =
+                (try? connection.pipeline.syncOperations.handler(type: ClientDepartureHandler.self).departure) ?? connection.closeFuture
+            let finished = NIOLoopBoundBox(false, eventLoop: eventLoop)
+            let timer = eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
+                guard !finished.value else { return }
+                finished.value = true
+                promise.succeed()
+            }
+            departure.whenComplete { _ in
+                guard !finished.value else { return }
+                finished.value = true
+                timer.cancel()
+                promise.fail(ChannelError.ioOnClosedChannel)
+            }
+            return promise.futureResult
+        }.get()
     }
 
     var method: HTTPRequest.Method { request.method }

@@ -204,9 +204,14 @@ public final class HTTPBinServer: Sendable {
     /// Connection and request counts across every listener.
     public var statistics: ConnectionStatistics { recorder.statistics }
 
-    /// Returns once at most `count` connections are open, e.g. after the server or a client closed them.
-    public func waitUntilOpenConnections(atMost count: Int) async {
-        await recorder.waitUntilOpenConnections(atMost: count)
+    /// Returns once the connection statistics meet `condition` — checked at every connection opened
+    /// or closed and every request received — so tests await events instead of sleeping.
+    ///
+    /// ```swift
+    /// await server.waitUntil { $0.openConnections == 0 }
+    /// ```
+    public func waitUntil(_ condition: @escaping @Sendable (ConnectionStatistics) -> Bool) async {
+        await recorder.waitUntil(condition)
     }
 
     /// Starts counting afresh; connections open now count as newly accepted.

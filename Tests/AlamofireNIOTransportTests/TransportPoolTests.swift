@@ -75,7 +75,7 @@ import Testing
         try await HTTPBinServer.withServer(.init(idleTimeout: .milliseconds(50))) { server in
             let transport = try makeTransport()
             _ = try await transport.fetch(server.url("/get"))
-            await server.waitUntilOpenConnections(atMost: 0)
+            await server.waitUntil { $0.openConnections == 0 }
             let again = try await transport.fetch(server.url("/get"))
             #expect(again.status == 200)
             #expect(server.statistics.acceptedConnections == 2)
@@ -86,7 +86,7 @@ import Testing
         try await HTTPBinServer.withServer { server in
             let transport = try makeTransport { $0.idleConnectionTimeout = .milliseconds(50) }
             _ = try await transport.fetch(server.url("/get"))
-            await server.waitUntilOpenConnections(atMost: 0)
+            await server.waitUntil { $0.openConnections == 0 }
             #expect(server.statistics.acceptedConnections == 1)
         }
     }

@@ -84,12 +84,13 @@ enum Streams {
         guard count > 0, count <= 10 * 1024 * 1024, (100...599).contains(code) else {
             throw HTTPBinError(.badRequest, "numbytes must be in 1...10485760 and code a status code")
         }
-        let pause = Duration.seconds(duration / Double(count))
+        let pause = duration / Double(count)
+        let channel = ex.channel
         let body = ResponseBody(contentLength: count) { writer in
-            try await Task.sleep(for: .seconds(delay))
+            try await Exchange.pause(delay, unlessClosed: channel)
             for _ in 0..<count {
                 try await writer.write(ByteBuffer(string: "*"))
-                if pause > .zero { try await Task.sleep(for: pause) }
+                try await Exchange.pause(pause, unlessClosed: channel)
             }
             try await writer.finish(nil)
         }
@@ -99,7 +100,7 @@ enum Streams {
     /// `/delay/:n`: answers like `/anything` (without `method`) after min(n, 10) seconds.
     static func delay(_ ex: Exchange, _ rest: [String]) async throws -> Response {
         guard rest.count == 1, let seconds = Double(rest[0]), seconds >= 0 else { throw HTTPBinError(.notFound) }
-        try await Task.sleep(for: .seconds(min(seconds, 10)))
+        try await ex.pause(min(seconds, 10))
         return try ex.json(try await Echo.requestDescription(ex))
     }
 
@@ -129,7 +130,8 @@ enum Streams {
         let size = max(1, ex.queryValue("chunk_size").flatMap(Int.init) ?? 10 * 1024)
         let duration = max(0, ex.queryValue("duration").flatMap(Double.init) ?? 0)
         let chunks = (selection.count + size - 1) / size
-        let pause = chunks > 0 ? Duration.seconds(duration / Double(chunks)) : .zero
+        let pause = chunks > 0 ? duration / Double(chunks) : 0
+        let channel = ex.channel
         let body = ResponseBody(contentLength: selection.count) { [selection] writer in
             var offset = selection.lowerBound
             while offset < selection.upperBound {
@@ -138,7 +140,7 @@ enum Streams {
                 chunk.writeBytes((offset..<end).lazy.map { UInt8(ascii: "a") + UInt8($0 % 26) })
                 try await writer.write(chunk)
                 offset = end
-                if pause > .zero { try await Task.sleep(for: pause) }
+                try await Exchange.pause(pause, unlessClosed: channel)
             }
             try await writer.finish(nil)
         }
@@ -168,9 +170,10 @@ enum Streams {
         try ex.require(.get)
         let count = max(0, ex.queryValue("count").flatMap(Int.init) ?? 3)
         let interval = max(0, ex.queryValue("interval").flatMap(Double.init) ?? 0)
+        let channel = ex.channel
         let body = ResponseBody { writer in
             for id in 0..<count {
-                if id > 0, interval > 0 { try await Task.sleep(for: .seconds(interval)) }
+                if id > 0 { try await Exchange.pause(interval, unlessClosed: channel) }
                 try await writer.write(ByteBuffer(string: "id: \(id)\nevent: tick\ndata: {\"id\":\(id)}\n\n"))
             }
             try await writer.finish(nil)

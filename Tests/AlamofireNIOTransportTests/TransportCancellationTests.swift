@@ -1,0 +1,166 @@
+import AlamofireNIOTransport
+import Foundation
+import HTTPBinServer
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// Every timeout and a cancellation in every phase: each ends with the right error, the server sees
+/// the connection closed (nothing is left behind), and the transport keeps working.
+@Suite struct TransportCancellationTests {
+    @Test func idleTimeoutWhileWaitingForTheHead() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            let error = await transportError {
+                try await transport.fetch(server.url("/delay/5"), timeouts: .init(idle: .milliseconds(200)))
+            }
+            #expect(error?.code == .timedOut)
+            await server.waitUntil { $0.openConnections == 0 }
+            #expect(try await transport.fetch(server.url("/get")).status == 200)
+        }
+    }
+
+    @Test func idleTimeoutIsReArmedByProgress() async throws {
+        try await HTTPBinServer.withServer { server in
+            // Ten bytes over one second: never 400 ms without data, so no timeout.
+            let fetched = try await makeTransport().fetch(
+                server.url("/drip?numbytes=10&duration=1"), timeouts: .init(idle: .milliseconds(400)))
+            #expect(fetched.text == "**********")
+        }
+    }
+
+    @Test func totalTimeoutDuringTheBody() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            let response = try await transport.execute(
+                TransportRequest(
+                    url: server.url("/drip?numbytes=40&duration=4"), timeouts: .init(idle: .seconds(5), total: .milliseconds(300))))
+            #expect(response.head.status == .ok)
+            let error = await transportError { try await response.body.collect() }
+            #expect(error?.code == .timedOut)
+            await server.waitUntil { $0.openConnections == 0 }
+        }
+    }
+
+    @Test func totalTimeoutWhileWaitingForAConnection() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport { $0.maximumConnectionsPerHost = 1 }
+            let busy = Task { try await transport.fetch(server.url("/delay/1")) }
+            await server.waitUntil { $0.totalRequests == 1 }
+            let error = await transportError {
+                try await transport.fetch(server.url("/get"), timeouts: .init(total: .milliseconds(100)))
+            }
+            #expect(error?.code == .timedOut)
+            #expect(try await busy.value.status == 200)
+            #expect(server.statistics.totalRequests == 1)
+        }
+    }
+
+    @Test func cancelWhileWaitingForAConnection() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport { $0.maximumConnectionsPerHost = 1 }
+            let busy = Task { try await transport.fetch(server.url("/delay/1")) }
+            await server.waitUntil { $0.totalRequests == 1 }
+            let queued = Task { try await transport.fetch(server.url("/get")) }
+            queued.cancel()
+            let error = await transportError { try await queued.value }
+            #expect(error?.code == .cancelled)
+            #expect(try await busy.value.status == 200)
+            // The queue is clean: the next request gets the connection.
+            #expect(try await transport.fetch(server.url("/get")).metrics.isReusedConnection)
+            #expect(server.statistics.totalRequests == 2)
+        }
+    }
+
+    @Test func cancelWhileWaitingForTheHead() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            let task = Task { try await transport.fetch(server.url("/delay/5")) }
+            await server.waitUntil { $0.totalRequests == 1 }
+            task.cancel()
+            let error = await transportError { try await task.value }
+            #expect(error?.code == .cancelled)
+            await server.waitUntil { $0.openConnections == 0 }
+        }
+    }
+
+    @Test func cancelWhileReadingTheBody() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            let response = try await transport.execute(TransportRequest(url: server.url("/drip?numbytes=50&duration=5")))
+            let reader = Task {
+                var received = 0
+                for try await chunk in response.body { received += chunk.readableBytes }
+                return received
+            }
+            reader.cancel()
+            let error = await transportError { try await reader.value }
+            #expect(error?.code == .cancelled)
+            let completion = await transportError { try await response.finished() }
+            #expect(completion?.code == .cancelled)
+            await server.waitUntil { $0.openConnections == 0 }
+        }
+    }
+
+    @Test func droppingTheBodyClosesTheConnection() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            do {
+                let response = try await transport.execute(TransportRequest(url: server.url("/drip?numbytes=50&duration=5")))
+                var iterator = response.body.makeAsyncIterator()
+                #expect(try await iterator.next()?.readableBytes == 1)
+            }
+            await server.waitUntil { $0.openConnections == 0 }
+        }
+    }
+
+    @Test func cancelWhileUploading() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            let endless = TransportRequest.Body.stream(length: nil) { writer in
+                while true { try await writer.write(ByteBuffer(repeating: 0x61, count: 16 * 1024)) }
+            }
+            let task = Task { try await transport.fetch(server.url("/upload"), .POST, body: endless) }
+            await server.waitUntil { $0.totalRequests == 1 }
+            task.cancel()
+            let error = await transportError { try await task.value }
+            #expect(error?.code == .cancelled)
+            await server.waitUntil { $0.openConnections == 0 }
+        }
+    }
+
+    @Test func uploadProducerErrorFailsTheExchange() async throws {
+        struct Broken: Error {}
+        try await HTTPBinServer.withServer { server in
+            let failing = TransportRequest.Body.stream(length: nil) { writer in
+                try await writer.write(ByteBuffer(string: "partial"))
+                throw Broken()
+            }
+            let error = await transportError { try await makeTransport().fetch(server.url("/upload"), .POST, body: failing) }
+            #expect(error?.underlyingError is Broken)
+            await server.waitUntil { $0.openConnections == 0 }
+        }
+    }
+
+    @Test func alreadyCancelledTaskSendsNothing() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await transport.fetch(server.url("/get"))
+            }
+            let error = await transportError { try await task.value }
+            #expect(error?.code == .cancelled)
+            #expect(server.statistics.totalRequests == 0)
+        }
+    }
+
+    @Test func shutdownFailsWaitersAndLaterRequests() async throws {
+        try await HTTPBinServer.withServer { server in
+            let transport = try makeTransport()
+            _ = try await transport.fetch(server.url("/get"))
+            transport.shutdown()
+            await server.waitUntil { $0.openConnections == 0 }
+        }
+    }
+}
