@@ -34,7 +34,7 @@ import Testing
             let transport = try makeTransport()
             let response = try await transport.execute(
                 TransportRequest(
-                    url: server.url("/drip?numbytes=40&duration=4"), timeouts: .init(idle: .seconds(5), total: .milliseconds(300))))
+                    url: server.url("/drip?numbytes=40&duration=4"), timeouts: .init(idle: .seconds(5), total: .milliseconds(1500))))
             #expect(response.head.status == .ok)
             let error = await transportError { try await response.body.collect() }
             #expect(error?.code == .timedOut)
