@@ -56,7 +56,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        exchange?.lastActivity = .now()
+        exchange?.lastActivity = context.eventLoop.now
         switch unwrapInboundIn(data) {
         case .head(let head): perform(stateMachine.responseHead(head), context)
         case .body(let buffer): perform(stateMachine.responseBody(buffer), context)
@@ -173,7 +173,8 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private func sendRequest(_ context: ChannelHandlerContext) {
         guard let exchange else { return }
-        let now = NIODeadline.now()
+        // Times come from the event loop's clock, so tests can drive them.
+        let now = context.eventLoop.now
         exchange.metrics.requestStart = now
         exchange.metrics.requestHeaderBytesSent = exchange.headByteCount
         exchange.lastActivity = now
@@ -182,12 +183,12 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         switch exchange.request.body {
         case .none:
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            exchange.metrics.requestEnd = .now()
+            exchange.metrics.requestEnd = now
         case .bytes(let buffer):
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             exchange.requestBodyBytesSent = Int64(buffer.readableBytes)
-            exchange.metrics.requestEnd = .now()
+            exchange.metrics.requestEnd = now
             exchange.request.onUploadProgress?(exchange.requestBodyBytesSent, exchange.requestBodyLength)
         case .file(let url):
             context.flush()
@@ -224,7 +225,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             return (context?.eventLoop ?? target.headPromise.futureResult.eventLoop).makeFailedFuture(TransportError.cancelled)
         }
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
-        target.lastActivity = .now()
+        target.lastActivity = context.eventLoop.now
         target.requestBodyBytesSent += Int64(chunk.readableBytes)
         target.request.onUploadProgress?(target.requestBodyBytesSent, target.requestBodyLength)
         if context.channel.isWritable { return context.eventLoop.makeSucceededVoidFuture() }
@@ -242,7 +243,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             return
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        target.metrics.requestEnd = .now()
+        target.metrics.requestEnd = context.eventLoop.now
         perform(stateMachine.requestBodyFinished(), context)
     }
 
@@ -254,7 +255,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private func forwardHead(_ head: HTTPResponseHead, _ context: ChannelHandlerContext) {
         guard let exchange else { return }
-        exchange.metrics.responseStart = .now()
+        exchange.metrics.responseStart = context.eventLoop.now
         exchange.metrics.responseHeaderBytesReceived = ActiveExchange.headByteCount(head)
         let isCompressed = head.headers["Content-Encoding"].contains { $0.lowercased() != "identity" }
         exchange.expectedResponseLength = isCompressed ? nil : head.headers.first(name: "Content-Length").flatMap(Int64.init)
@@ -302,7 +303,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         completedExchanges += 1
         exchange.idleTimeoutTask?.cancel()
         exchange.bodyTask?.cancel()
-        exchange.metrics.responseEnd = .now()
+        exchange.metrics.responseEnd = context?.eventLoop.now ?? .now()
         exchange.metrics.requestBodyBytesSent = exchange.requestBodyBytesSent
         exchange.metrics.responseBodyBytesAfterDecoding = exchange.responseBodyBytes
         let wire = byteCounter.received - exchange.wireBytesAtStart
@@ -365,7 +366,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Fires the idle timeout, or re-arms it when there was activity since it was set.
     private func idleTimeoutCheck(_ target: ActiveExchange, idle: TimeAmount) {
         guard exchange === target, let context else { return }
-        if .now() - target.lastActivity < idle {
+        if context.eventLoop.now - target.lastActivity < idle {
             scheduleIdleTimeout(target, context)
             return
         }
