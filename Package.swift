@@ -81,6 +81,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Moves one large body through the transport and reports its own peak memory, for the tests.
+        .executableTarget(
+            name: "transport-probe",
+            dependencies: [
+                "AlamofireNIOTransport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "httpbin-server",
             dependencies: ["HTTPBinServer"],
@@ -90,6 +98,7 @@ let package = Package(
             name: "AlamofireNIOTransportTests",
             dependencies: [
                 "AlamofireNIOTransport",
+                "transport-probe",
                 "HTTPBinServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
