@@ -22,10 +22,10 @@ import Testing
 
     @Test func idleTimeoutIsReArmedByProgress() async throws {
         try await HTTPBinServer.withServer { server in
-            // Ten bytes over one second: never 400 ms without data, so no timeout.
+            // Five bytes over three seconds: the body outlasts the 1.5 s idle limit, but no gap reaches it.
             let fetched = try await makeTransport().fetch(
-                server.url("/drip?numbytes=10&duration=1"), timeouts: .init(idle: .milliseconds(400)))
-            #expect(fetched.text == "**********")
+                server.url("/drip?numbytes=5&duration=3"), timeouts: .init(idle: .milliseconds(1500)))
+            #expect(fetched.text == "*****")
         }
     }
 

@@ -4,7 +4,8 @@ import Testing
 
 /// One GiB through the transport in a process of its own (`transport-probe`), whose peak resident
 /// memory must stay under 100 MB: bodies stream, they are never held.
-@Suite struct TransportMemoryTests {
+/// Serialized: three gibibytes at once would starve the two cores the rest of the suite shares.
+@Suite(.serialized) struct TransportMemoryTests {
     static let gibibyte = 1 << 30
     static let limitKilobytes = 100 * 1000
 

@@ -99,10 +99,12 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             newExchange.fail(completedExchanges > 0 ? StaleConnectionError(error: closed) : closed)
             return
         }
+        let isReused = completedExchanges > 0
         var metrics = connectionMetrics
         metrics.fetchStart = newExchange.metrics.fetchStart
-        metrics.domainLookupStart = completedExchanges == 0 ? connectionMetrics.domainLookupStart : nil
-        if completedExchanges > 0 {
+        metrics.isReusedConnection = isReused
+        if isReused {
+            // Like URLSession: only the exchange that opened the connection reports its setup.
             metrics.domainLookupStart = nil
             metrics.domainLookupEnd = nil
             metrics.connectStart = nil
@@ -110,9 +112,8 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             metrics.secureConnectionStart = nil
             metrics.secureConnectionEnd = nil
         }
-        metrics.isReusedConnection = completedExchanges > 0
         newExchange.metrics = metrics
-        newExchange.mayRetryOnFreshConnection = completedExchanges > 0
+        newExchange.mayRetryOnFreshConnection = isReused
         newExchange.wireBytesAtStart = byteCounter.received
 
         let keepAlive = newExchange.head.isKeepAlive

@@ -170,30 +170,15 @@ struct HTTP1ConnectionStateMachine {
     }
 
     mutating func errorCaught() -> Action {
-        switch state {
-        case .idle:
-            state = .closed
-            return .closeIdleConnection
-        case .active:
-            return fail(receivedResponseBytes ? .error : .errorBeforeResponse)
-        case .closed:
-            return .none
-        }
+        fail(receivedResponseBytes ? .error : .errorBeforeResponse)
     }
 
+    /// A response part out of order, or one nobody asked for: the connection can no longer be trusted.
     private mutating func unexpectedResponse() -> Action {
-        switch state {
-        case .idle:
-            // A response nobody asked for: the connection can no longer be trusted.
-            state = .closed
-            return .closeIdleConnection
-        case .active:
-            return fail(receivedResponseBytes ? .error : .errorBeforeResponse)
-        case .closed:
-            return .none
-        }
+        fail(receivedResponseBytes ? .error : .errorBeforeResponse)
     }
 
+    /// Fails the running exchange; while idle, closes the connection; once closed, does nothing.
     private mutating func fail(_ kind: TransportErrorKind, close: Bool = true) -> Action {
         guard case .active = state else {
             if case .idle = state {
