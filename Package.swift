@@ -34,7 +34,11 @@ let package = Package(
         // Layer 3: Alamofire's API.
         .target(
             name: "AlamofireNIO",
-            dependencies: ["AlamofireNIOTransport"],
+            dependencies: [
+                "AlamofireNIOTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Layer 1: one HTTP exchange at a time, no policy.
@@ -92,6 +96,11 @@ let package = Package(
         .executableTarget(
             name: "httpbin-server",
             dependencies: ["HTTPBinServer"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AlamofireNIOTests",
+            dependencies: ["AlamofireNIO", "HTTPBinServer"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,240 @@
+#if canImport(FoundationNetworking)
+public import Foundation
+public import FoundationNetworking
+#else
+public import Foundation
+#endif
+
+/// Parameters as a dictionary, for the `ParameterEncoding` API.
+///
+/// Values are `Any`, not `Sendable`, so that Alamofire's examples such as
+/// `["baz": ["a", 1], "qux": ["x": 1]]` compile as they are: nested literals of mixed types are `[Any]`.
+public typealias Parameters = [String: Any]
+
+/// Encodes a ``Parameters`` dictionary into a request: the API Alamofire had before `ParameterEncoder`.
+public protocol ParameterEncoding: Sendable {
+    /// The request with the parameters encoded into it.
+    /// - Throws: ``AFError/parameterEncodingFailed(reason:)``.
+    func encode(_ urlRequest: any URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest
+}
+
+/// Encodes parameters as a query string or form body, sorting keys, with `key[]` for arrays and
+/// `key[subkey]` for nested dictionaries.
+public struct URLEncoding: ParameterEncoding {
+    /// Where the encoded parameters go.
+    public enum Destination: Sendable {
+        /// The query for GET, HEAD and DELETE; the body otherwise.
+        case methodDependent
+        /// Always the query.
+        case queryString
+        /// Always the body.
+        case httpBody
+
+        func encodesParametersInURL(for method: HTTPMethod) -> Bool {
+            switch self {
+            case .methodDependent: [.get, .head, .delete].contains(method)
+            case .queryString: true
+            case .httpBody: false
+            }
+        }
+    }
+
+    /// How array elements are keyed.
+    public enum ArrayEncoding: Sendable {
+        /// `key[]` (the default).
+        case brackets
+        /// `key`, repeated.
+        case noBrackets
+        /// `key[0]`, `key[1]`, …
+        case indexInBrackets
+        /// The closure's key for each index.
+        case custom(@Sendable (_ key: String, _ index: Int) -> String)
+
+        func encode(key: String, atIndex index: Int) -> String {
+            switch self {
+            case .brackets: "\(key)[]"
+            case .noBrackets: key
+            case .indexInBrackets: "\(key)[\(index)]"
+            case .custom(let encoding): encoding(key, index)
+            }
+        }
+    }
+
+    /// How `Bool` values are written.
+    public enum BoolEncoding: Sendable {
+        /// `1` and `0` (the default).
+        case numeric
+        /// `true` and `false`.
+        case literal
+
+        func encode(value: Bool) -> String {
+            switch self {
+            case .numeric: value ? "1" : "0"
+            case .literal: value ? "true" : "false"
+            }
+        }
+    }
+
+    /// The method-dependent encoding.
+    public static var `default`: URLEncoding { URLEncoding() }
+    /// Always into the query.
+    public static var queryString: URLEncoding { URLEncoding(destination: .queryString) }
+    /// Always into the body.
+    public static var httpBody: URLEncoding { URLEncoding(destination: .httpBody) }
+
+    public let destination: Destination
+    public let arrayEncoding: ArrayEncoding
+    public let boolEncoding: BoolEncoding
+
+    /// - Parameters:
+    ///   - destination: where the parameters go.
+    ///   - arrayEncoding: how array elements are keyed.
+    ///   - boolEncoding: how `Bool` values are written.
+    public init(
+        destination: Destination = .methodDependent, arrayEncoding: ArrayEncoding = .brackets, boolEncoding: BoolEncoding = .numeric
+    ) {
+        self.destination = destination
+        self.arrayEncoding = arrayEncoding
+        self.boolEncoding = boolEncoding
+    }
+
+    public func encode(_ urlRequest: any URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest {
+        var request = try urlRequest.asURLRequest()
+        guard let parameters else { return request }
+        if let method = request.method, destination.encodesParametersInURL(for: method) {
+            guard let url = request.url else { throw AFError.parameterEncodingFailed(reason: .missingURL) }
+            if var components = URLComponents(url: url, resolvingAgainstBaseURL: false), !parameters.isEmpty {
+                let encoded = query(parameters)
+                components.percentEncodedQuery = components.percentEncodedQuery.map { $0 + "&" + encoded } ?? encoded
+                request.url = components.url
+            }
+        } else {
+            if request.headers["Content-Type"] == nil {
+                request.headers.update(.contentType("application/x-www-form-urlencoded; charset=utf-8"))
+            }
+            request.httpBody = Data(query(parameters).utf8)
+        }
+        return request
+    }
+
+    /// The `(key, value)` pairs of one parameter, escaped, nested values flattened.
+    public func queryComponents(fromKey key: String, value: Any) -> [(String, String)] {
+        switch value {
+        case let dictionary as [String: Any]:
+            return dictionary.sorted { $0.key < $1.key }.flatMap { queryComponents(fromKey: "\(key)[\($0.key)]", value: $0.value) }
+        case let array as [Any]:
+            return array.enumerated().flatMap {
+                queryComponents(fromKey: arrayEncoding.encode(key: key, atIndex: $0.offset), value: $0.element)
+            }
+        case let bool as Bool:
+            return [(escape(key), escape(boolEncoding.encode(value: bool)))]
+        case let number as NSNumber:
+            // A Bool bridged to NSNumber still reads as a Bool.
+            if isBoolean(number) {
+                return [(escape(key), escape(boolEncoding.encode(value: number.boolValue)))]
+            }
+            return [(escape(key), escape("\(number)"))]
+        default:
+            return [(escape(key), escape("\(value)"))]
+        }
+    }
+
+    /// Percent-escapes everything outside ``Foundation/CharacterSet/afURLQueryAllowed``.
+    public func escape(_ string: String) -> String {
+        string.addingPercentEncoding(withAllowedCharacters: .afURLQueryAllowed) ?? string
+    }
+
+    private func query(_ parameters: Parameters) -> String {
+        parameters.sorted { $0.key < $1.key }.flatMap { queryComponents(fromKey: $0.key, value: $0.value) }
+            .map { "\($0)=\($1)" }.joined(separator: "&")
+    }
+}
+
+/// Whether an `NSNumber` holds a Bool. Darwin bridges `Bool` to a distinct CFBoolean; corelibs
+/// Foundation records the type in `objCType` ("c" for Bool there, as for `CChar`).
+private func isBoolean(_ number: NSNumber) -> Bool {
+    #if canImport(Darwin)
+    return CFGetTypeID(number) == CFBooleanGetTypeID()
+    #else
+    return String(cString: number.objCType) == "c" && (number == NSNumber(value: true) || number == NSNumber(value: false))
+    #endif
+}
+
+/// Encodes parameters as a JSON body with `JSONSerialization`.
+public struct JSONEncoding: ParameterEncoding {
+    /// Why JSON encoding failed.
+    public enum Error: Swift.Error {
+        /// The value is not one `JSONSerialization` can write.
+        case invalidJSONObject
+    }
+
+    /// Compact JSON.
+    public static var `default`: JSONEncoding { JSONEncoding() }
+    /// Pretty-printed JSON.
+    public static var prettyPrinted: JSONEncoding { JSONEncoding(options: .prettyPrinted) }
+
+    /// The `JSONSerialization` options used.
+    public let options: JSONSerialization.WritingOptions
+
+    /// - Parameter options: the `JSONSerialization` options to use.
+    public init(options: JSONSerialization.WritingOptions = []) {
+        self.options = options
+    }
+
+    public func encode(_ urlRequest: any URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest {
+        try encode(urlRequest, withJSONObject: parameters)
+    }
+
+    /// The request with any JSON value (such as an array) as its body.
+    public func encode(_ urlRequest: any URLRequestConvertible, withJSONObject jsonObject: Any? = nil) throws -> URLRequest {
+        var request = try urlRequest.asURLRequest()
+        guard let jsonObject else { return request }
+        guard JSONSerialization.isValidJSONObject(jsonObject) else {
+            throw AFError.parameterEncodingFailed(reason: .jsonEncodingFailed(error: Error.invalidJSONObject))
+        }
+        do {
+            request.httpBody = try JSONSerialization.data(withJSONObject: jsonObject, options: options)
+        } catch {
+            throw AFError.parameterEncodingFailed(reason: .jsonEncodingFailed(error: error))
+        }
+        if request.headers["Content-Type"] == nil {
+            request.headers.update(.contentType("application/json"))
+        }
+        return request
+    }
+}
+
+/// Encodes parameters as a property list body with `PropertyListSerialization`.
+public struct PropertyListEncoding: ParameterEncoding {
+    /// XML property lists.
+    public static var `default`: PropertyListEncoding { PropertyListEncoding() }
+    /// XML property lists.
+    public static var xml: PropertyListEncoding { PropertyListEncoding(format: .xml) }
+    /// Binary property lists.
+    public static var binary: PropertyListEncoding { PropertyListEncoding(format: .binary) }
+
+    public let format: PropertyListSerialization.PropertyListFormat
+    public let options: PropertyListSerialization.WriteOptions
+
+    /// - Parameters:
+    ///   - format: the property list format.
+    ///   - options: the write options.
+    public init(format: PropertyListSerialization.PropertyListFormat = .xml, options: PropertyListSerialization.WriteOptions = 0) {
+        self.format = format
+        self.options = options
+    }
+
+    public func encode(_ urlRequest: any URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest {
+        var request = try urlRequest.asURLRequest()
+        guard let parameters else { return request }
+        do {
+            request.httpBody = try PropertyListSerialization.data(fromPropertyList: parameters, format: format, options: options)
+        } catch {
+            throw AFError.parameterEncodingFailed(reason: .customEncodingFailed(error: error))
+        }
+        if request.headers["Content-Type"] == nil {
+            request.headers.update(.contentType("application/x-plist"))
+        }
+        return request
+    }
+}
