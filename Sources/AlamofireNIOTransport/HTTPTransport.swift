@@ -10,7 +10,7 @@ public import NIOPosix
 /// decompression, timeouts and per-exchange metrics. It knows nothing of Alamofire.
 ///
 /// ```swift
-/// let transport = try HTTPTransport()
+/// let transport = HTTPTransport()
 /// let response = try await transport.execute(TransportRequest(url: url))
 /// let body = try await response.body.collect(upTo: 1 << 20)
 /// let metrics = try await response.finished().metrics
@@ -51,14 +51,17 @@ public final class HTTPTransport: Sendable {
     ///   - configuration: the transport's settings.
     ///   - eventLoopGroup: where connections live; NIO's shared group by default.
     ///   - logger: where the transport logs (debug and trace only); silent by default.
+    ///
+    /// TLS settings that cannot be used (an unreadable client key, say) do not stop the transport:
+    /// each `https` request then fails with `.secureConnectionFailed`.
     public init(
         configuration: Configuration = .init(), eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "AlamofireNIOTransport", factory: { _ in SwiftLogNoOpLogHandler() })
-    ) throws {
+    ) {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
-        self.factory = try ConnectionFactory(
+        self.factory = ConnectionFactory(
             eventLoopGroup: eventLoopGroup, tls: configuration.tls,
             decompressionLimit: configuration.maximumDecompressionRatio.map { .ratio($0) }, logger: logger)
     }

@@ -16,7 +16,7 @@ func peakResidentKilobytes() -> Int {
 
 func run(_ arguments: [String]) async throws -> String {
     guard arguments.count >= 2, let url = URL(string: arguments[1]) else { throw ProbeError.usage }
-    let transport = try HTTPTransport()
+    let transport = HTTPTransport()
     var request = TransportRequest(url: url)
     switch arguments[0] {
     case "download":

@@ -36,10 +36,10 @@ extension HTTPTransport {
 }
 
 /// A transport for one test; `configure` adjusts its settings.
-func makeTransport(_ configure: (inout HTTPTransport.Configuration) -> Void = { _ in }) throws -> HTTPTransport {
+func makeTransport(_ configure: (inout HTTPTransport.Configuration) -> Void = { _ in }) -> HTTPTransport {
     var configuration = HTTPTransport.Configuration()
     configure(&configuration)
-    return try HTTPTransport(configuration: configuration)
+    return HTTPTransport(configuration: configuration)
 }
 
 /// The transport error an operation fails with, or nil if it fails otherwise or not at all.

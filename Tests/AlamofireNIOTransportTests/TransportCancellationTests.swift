@@ -9,8 +9,8 @@ import Testing
 /// the connection closed (nothing is left behind), and the transport keeps working.
 @Suite struct TransportCancellationTests {
     @Test func idleTimeoutWhileWaitingForTheHead() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             let error = await transportError {
                 try await transport.fetch(server.url("/delay/5"), timeouts: .init(idle: .milliseconds(200)))
             }
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func idleTimeoutIsReArmedByProgress() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             // Five bytes over three seconds: the body outlasts the 1.5 s idle limit, but no gap reaches it.
             let fetched = try await makeTransport().fetch(
                 server.url("/drip?numbytes=5&duration=3"), timeouts: .init(idle: .milliseconds(1500)))
@@ -30,8 +30,8 @@ import Testing
     }
 
     @Test func totalTimeoutDuringTheBody() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             let response = try await transport.execute(
                 TransportRequest(
                     url: server.url("/drip?numbytes=40&duration=4"), timeouts: .init(idle: .seconds(5), total: .milliseconds(1500))))
@@ -43,8 +43,8 @@ import Testing
     }
 
     @Test func totalTimeoutWhileWaitingForAConnection() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport { $0.maximumConnectionsPerHost = 1 }
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
             let busy = Task { try await transport.fetch(server.url("/delay/1")) }
             await server.waitUntil { $0.totalRequests == 1 }
             let error = await transportError {
@@ -57,8 +57,8 @@ import Testing
     }
 
     @Test func cancelWhileWaitingForAConnection() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport { $0.maximumConnectionsPerHost = 1 }
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
             let busy = Task { try await transport.fetch(server.url("/delay/1")) }
             await server.waitUntil { $0.totalRequests == 1 }
             let queued = Task { try await transport.fetch(server.url("/get")) }
@@ -73,8 +73,8 @@ import Testing
     }
 
     @Test func cancelWhileWaitingForTheHead() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             let task = Task { try await transport.fetch(server.url("/delay/5")) }
             await server.waitUntil { $0.totalRequests == 1 }
             task.cancel()
@@ -85,8 +85,8 @@ import Testing
     }
 
     @Test func cancelWhileReadingTheBody() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             let response = try await transport.execute(TransportRequest(url: server.url("/drip?numbytes=50&duration=5")))
             let reader = Task {
                 var received = 0
@@ -103,8 +103,8 @@ import Testing
     }
 
     @Test func droppingTheBodyClosesTheConnection() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             do {
                 let response = try await transport.execute(TransportRequest(url: server.url("/drip?numbytes=50&duration=5")))
                 var iterator = response.body.makeAsyncIterator()
@@ -115,8 +115,8 @@ import Testing
     }
 
     @Test func cancelWhileUploading() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             let endless = TransportRequest.Body.stream(length: nil) { writer in
                 while true { try await writer.write(ByteBuffer(repeating: 0x61, count: 16 * 1024)) }
             }
@@ -131,7 +131,7 @@ import Testing
 
     @Test func uploadProducerErrorFailsTheExchange() async throws {
         struct Broken: Error {}
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let failing = TransportRequest.Body.stream(length: nil) { writer in
                 try await writer.write(ByteBuffer(string: "partial"))
                 throw Broken()
@@ -143,8 +143,8 @@ import Testing
     }
 
     @Test func alreadyCancelledTaskSendsNothing() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             let task = Task {
                 withUnsafeCurrentTask { $0?.cancel() }
                 return try await transport.fetch(server.url("/get"))
@@ -156,8 +156,8 @@ import Testing
     }
 
     @Test func shutdownFailsWaitersAndLaterRequests() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             _ = try await transport.fetch(server.url("/get"))
             transport.shutdown()
             await server.waitUntil { $0.openConnections == 0 }

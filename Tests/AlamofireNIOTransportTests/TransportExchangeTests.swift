@@ -9,8 +9,8 @@ import Testing
 
 @Suite struct TransportExchangeTests {
     @Test func getReturnsHeadBodyAndMetrics() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             var request = TransportRequest(url: server.url("/get?a=1"))
             request.headers.add(name: "X-Test", value: "yes")
             let fetched = try await transport.fetch(request)
@@ -42,8 +42,8 @@ import Testing
     }
 
     @Test func keepAliveReusesOneConnection() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             var reused: [Bool] = []
             for _ in 0..<5 {
                 reused.append(try await transport.fetch(server.url("/get")).metrics.isReusedConnection)
@@ -55,8 +55,8 @@ import Testing
     }
 
     @Test func reusedConnectionMetricsOmitConnectionSetup() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             _ = try await transport.fetch(server.url("/get"))
             let second = try await transport.fetch(server.url("/get")).metrics
             #expect(second.connectStart == nil && second.domainLookupStart == nil && second.secureConnectionStart == nil)
@@ -65,8 +65,8 @@ import Testing
     }
 
     @Test func connectionCloseFromServerIsHonoured() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             for _ in 0..<3 {
                 let fetched = try await transport.fetch(server.url("/response-headers?Connection=close"))
                 #expect(fetched.status == 200)
@@ -76,8 +76,8 @@ import Testing
     }
 
     @Test func postsBytesWithContentLength() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             var request = TransportRequest(method: .POST, url: server.url("/post"), body: .bytes(ByteBuffer(string: "{\"a\":1}")))
             request.headers.add(name: "Content-Type", value: "application/json")
             let progress = NIOLockedValueBox<[Int64]>([])
@@ -94,14 +94,14 @@ import Testing
     }
 
     @Test func emptyPostSendsContentLengthZero() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let fetched = try await makeTransport().fetch(server.url("/post"), .POST)
             #expect((fetched.json["headers"] as? [String: String])?["Content-Length"] == "0")
         }
     }
 
     @Test func uploadsAFileFromDisk() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             var generator = SeededBytes(seed: 21)
             let bytes = generator.next(3 * 65536 + 17)
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
@@ -114,7 +114,7 @@ import Testing
     }
 
     @Test func missingFileIsAnErrorBeforeAnythingIsSent() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let missing = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString)")
             let error = await transportError { try await makeTransport().fetch(server.url("/upload"), .POST, body: .file(missing)) }
             #expect(error?.code == .fileDoesNotExist)
@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func streamsABodyOfUnknownLengthChunked() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let body = TransportRequest.Body.stream(length: nil) { writer in
                 var generator = SeededBytes(seed: 4)
                 for _ in 0..<10 {
@@ -141,7 +141,7 @@ import Testing
     }
 
     @Test func streamShorterThanAnnouncedIsAnError() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let body = TransportRequest.Body.stream(length: 10) { writer in try await writer.write(ByteBuffer(string: "short")) }
             let error = await transportError { try await makeTransport().fetch(server.url("/upload"), .POST, body: body) }
             #expect(error?.code == .cannotDecodeRawData)
@@ -149,7 +149,7 @@ import Testing
     }
 
     @Test func bodyStreamsWithBackPressureAndDownloadProgress() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             var request = TransportRequest(url: server.url("/bytes/1000000?seed=8"))
             let lastProgress = NIOLockedValueBox<(Int64, Int64?)>((0, nil))
             request.onDownloadProgress = { received, expected in lastProgress.withLockedValue { $0 = (received, expected) } }
@@ -170,7 +170,7 @@ import Testing
 
     @Test(arguments: ["gzip", "deflate"])
     func compressedResponsesAreDecoded(encoding: String) async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let fetched = try await makeTransport().fetch(server.url("/\(encoding)"))
             #expect(fetched.json[encoding == "gzip" ? "gzipped" : "deflated"] as? Bool == true)
             #expect(fetched.metrics.responseBodyBytesAfterDecoding == Int64(fetched.body.readableBytes))
@@ -179,22 +179,22 @@ import Testing
     }
 
     @Test func decompressionBombIsRejected() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let error = await transportError { try await makeTransport().fetch(server.url("/gzip-bomb")) }
             #expect(error?.code == .dataLengthExceedsMaximum)
         }
     }
 
     @Test func decompressionCanBeTurnedOff() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let fetched = try await makeTransport { $0.maximumDecompressionRatio = nil }.fetch(server.url("/gzip"))
             #expect(fetched.body.readableBytesView.starts(with: [0x1F, 0x8B]))
         }
     }
 
     @Test func trailersAndHeadResponses() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             let head = try await transport.fetch(server.url("/bytes/100"), .HEAD)
             #expect(head.head.headers.first(name: "Content-Length") == "100")
             #expect(head.body.readableBytes == 0)

@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func oneGiBDownloadStaysUnder100MB() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let report = try await probe("download", server.url("/bytes/\(Self.gibibyte)?seed=3").absoluteString)
             #expect(report["exit"] == "0")
             #expect(report["status"] == "200")
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func oneGiBStreamedUploadStaysUnder100MB() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let report = try await probe("upload", server.url("/upload").absoluteString, String(Self.gibibyte))
             #expect(report["exit"] == "0")
             #expect(report["response"]?.hasPrefix("{\"bytes\":\(Self.gibibyte),") == true)
@@ -59,7 +59,7 @@ import Testing
         let handle = try FileHandle(forWritingTo: file)
         try handle.truncate(atOffset: UInt64(Self.gibibyte))
         try handle.close()
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let report = try await probe("upload-file", server.url("/upload").absoluteString, file.path)
             #expect(report["exit"] == "0")
             // SHA-256 of 2^30 zero bytes.

@@ -7,8 +7,8 @@ import Testing
 
 @Suite struct TransportPoolTests {
     @Test func fiveHundredConcurrentRequestsNeverExceedTheLimit() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport { $0.maximumConnectionsPerHost = 6 }
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport { $0.maximumConnectionsPerHost = 6 }
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<500 {
                     group.addTask { try await transport.fetch(server.url("/get?i=\(index)")).status }
@@ -24,8 +24,8 @@ import Testing
     }
 
     @Test func limitOfOneSerialisesRequestsInOrder() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport { $0.maximumConnectionsPerHost = 1 }
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<20 {
                     group.addTask { _ = try await transport.fetch(server.url("/get")) }
@@ -38,8 +38,8 @@ import Testing
     }
 
     @Test func staleConnectionIsRetriedOnceOnAFreshOne() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             let first = try await transport.fetch(server.faultURL("/close-on-reuse"))
             #expect(first.text == "ok")
             // The server closes the reused connection without answering: the GET is retried.
@@ -50,8 +50,8 @@ import Testing
     }
 
     @Test func nonIdempotentRequestWithBodyIsNotRetried() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             _ = try await transport.fetch(server.faultURL("/close-on-reuse"))
             let error = await transportError {
                 try await transport.fetch(server.faultURL("/close-on-reuse"), .POST, body: .bytes(ByteBuffer(string: "data")))
@@ -61,8 +61,8 @@ import Testing
     }
 
     @Test func extraBytesAfterAResponseMakeTheConnectionUnusable() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
             let first = try await transport.fetch(server.faultURL("/extra-bytes"))
             #expect(first.text == "ok")
             let second = try await transport.fetch(server.faultURL("/get"))
@@ -72,8 +72,8 @@ import Testing
     }
 
     @Test func idleConnectionsClosedByTheServerAreNotReused() async throws {
-        try await HTTPBinServer.withServer(.init(idleTimeout: .milliseconds(50))) { server in
-            let transport = try makeTransport()
+        try await HTTPBinServer.withServer(.init(idleTimeout: .milliseconds(50))) { server async throws in
+            let transport = makeTransport()
             _ = try await transport.fetch(server.url("/get"))
             await server.waitUntil { $0.openConnections == 0 }
             let again = try await transport.fetch(server.url("/get"))
@@ -83,8 +83,8 @@ import Testing
     }
 
     @Test func poolIdleTimeoutClosesUnusedConnections() async throws {
-        try await HTTPBinServer.withServer { server in
-            let transport = try makeTransport { $0.idleConnectionTimeout = .milliseconds(50) }
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport { $0.idleConnectionTimeout = .milliseconds(50) }
             _ = try await transport.fetch(server.url("/get"))
             await server.waitUntil { $0.openConnections == 0 }
             #expect(server.statistics.acceptedConnections == 1)
@@ -100,14 +100,14 @@ import Testing
         ("/close", .networkConnectionLost),
     ])
     func brokenResponsesAreErrorsNotCrashes(path: String, code: URLError.Code) async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let error = await transportError { try await makeTransport().fetch(server.faultURL(path)) }
             #expect(error?.code == code)
         }
     }
 
     @Test func refusedConnectionIsCannotConnectToHost() async throws {
-        let port = try await HTTPBinServer.withServer { server in server.port }
+        let port = try await HTTPBinServer.withServer { server async throws in server.port }
         let error = await transportError { try await makeTransport().fetch(URL(string: "http://127.0.0.1:\(port)/get")!) }
         #expect(error?.code == .cannotConnectToHost)
     }

@@ -10,7 +10,7 @@ import Testing
     /// A transport that trusts only the server's test CA.
     func transport(for server: HTTPBinServer, _ configure: (inout TransportTLSConfiguration) -> Void = { _ in }) throws -> HTTPTransport {
         let certificates = try #require(server.certificates)
-        return try makeTransport { configuration in
+        return makeTransport { configuration in
             configuration.tls.trustsSystemRoots = false
             configuration.tls.additionalTrustRoots = [certificates.certificateAuthority.certificateDER]
             configure(&configuration.tls)
@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func validCertificateIsTrustedWithTheTestCA() async throws {
-        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let url = try #require(server.tlsURL(.valid, "/get"))
             let fetched = try await transport(for: server).fetch(url)
             #expect(fetched.status == 200)
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func hostNamesAreResolvedAndCheckedToo() async throws {
-        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let url = try #require(server.tlsURL(.valid, "/get", host: "localhost"))
             let fetched = try await transport(for: server).fetch(url)
             #expect(fetched.status == 200)
@@ -47,7 +47,7 @@ import Testing
         (.unknownCA, .serverCertificateHasUnknownRoot),
     ])
     func brokenCertificatesFailWithURLSessionsCodes(variant: TLSVariant, code: URLError.Code) async throws {
-        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let url = try #require(server.tlsURL(variant, "/get"))
             let error = await transportError { try await transport(for: server).fetch(url) }
             #expect(error?.code == code)
@@ -57,7 +57,7 @@ import Testing
 
     @Test(arguments: TLSVariant.allCases.filter { $0 != .mutualTLS })
     func evaluatorThatAcceptsSeesTheServersChain(variant: TLSVariant) async throws {
-        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let certificates = try #require(server.certificates)
             let seen = NIOLockedValueBox<[ServerTrustChallenge]>([])
             let transport = try transport(for: server) { tls in
@@ -75,7 +75,7 @@ import Testing
 
     @Test func evaluatorRejectionStopsTheRequestBeforeItIsSent() async throws {
         struct Pinned: Error {}
-        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let transport = try transport(for: server) { tls in tls.serverTrustEvaluator = { _ in throw Pinned() } }
             let error = await transportError { try await transport.fetch(try #require(server.tlsURL(.valid, "/get"))) }
             #expect(error?.code == .serverCertificateUntrusted)
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func evaluatorCanValidateAgainstItsOwnAnchors() async throws {
-        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let unknownRoot = try #require(server.certificates).unknownAuthority.certificateDER
             let transport = try transport(for: server) { tls in
                 tls.serverTrustEvaluator = { challenge in try await challenge.evaluateDefault(anchors: [unknownRoot]) }
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func evaluatorCanSkipTheHostCheck() async throws {
-        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let transport = try transport(for: server) { tls in
                 tls.serverTrustEvaluator = { challenge in try await challenge.evaluateDefault(validateHost: false) }
             }
@@ -106,7 +106,7 @@ import Testing
     }
 
     @Test func mutualTLSPresentsTheClientIdentity() async throws {
-        try await HTTPBinServer.withServer(.init(tls: true)) { server in
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let certificates = try #require(server.certificates)
             let url = try #require(server.tlsURL(.mutualTLS, "/get"))
             // NIOSSL closes without surfacing the server's certificate_required alert to the client, so the
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func plainHTTPServerSpokenToWithTLSTimesOutOrFails() async throws {
-        try await HTTPBinServer.withServer { server in
+        try await HTTPBinServer.withServer { server async throws in
             let timeouts = TransportTimeouts(connect: .milliseconds(300))
             let error = await transportError {
                 try await makeTransport().fetch(server.faultURL("/hang", scheme: "https"), timeouts: timeouts)

@@ -43,19 +43,27 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 struct ConnectionFactory: Sendable {
     let eventLoopGroup: any EventLoopGroup
     let tls: TransportTLSConfiguration
-    let sslContext: NIOSSLContext?
-    let anchors: TrustAnchors
+    /// The TLS context and roots, or why the TLS settings are unusable (reported by https requests).
+    let tlsSetup: Result<(context: NIOSSLContext, anchors: TrustAnchors), TransportError>
     let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
     let logger: Logger
 
     init(
         eventLoopGroup: any EventLoopGroup, tls: TransportTLSConfiguration, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?,
         logger: Logger
-    ) throws {
+    ) {
         self.eventLoopGroup = eventLoopGroup
         self.tls = tls
         self.decompressionLimit = decompressionLimit
         self.logger = logger
+        do {
+            tlsSetup = .success(try Self.makeTLSSetup(tls))
+        } catch {
+            tlsSetup = .failure(TransportError(.secureConnectionFailed, "the TLS settings are not usable", underlyingError: error))
+        }
+    }
+
+    private static func makeTLSSetup(_ tls: TransportTLSConfiguration) throws -> (context: NIOSSLContext, anchors: TrustAnchors) {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = tls.minimumVersion
         configuration.applicationProtocols = ["http/1.1"]
@@ -68,9 +76,8 @@ struct ConnectionFactory: Sendable {
             let isPEM = identity.privateKey.starts(with: Array("-----".utf8))
             configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: identity.privateKey, format: isPEM ? .pem : .der))
         }
-        self.sslContext = try NIOSSLContext(configuration: configuration)
         let extraRoots = try tls.additionalTrustRoots.map { try Certificate(derEncoded: $0) }
-        self.anchors = TrustAnchors(extraRoots, includingSystemRoots: tls.trustsSystemRoots)
+        return (try NIOSSLContext(configuration: configuration), TrustAnchors(extraRoots, includingSystemRoots: tls.trustsSystemRoots))
     }
 
     func makeConnection(
@@ -113,19 +120,27 @@ struct ConnectionFactory: Sendable {
         delegate: any HTTP1ConnectionDelegate
     ) async throws -> HTTP1Connection {
         var metrics = metrics
+        let sslContext: NIOSSLContext?
+        let anchors: TrustAnchors?
+        if origin.isTLS {
+            let setup = try tlsSetup.get()
+            (sslContext, anchors) = (setup.context, setup.anchors)
+        } else {
+            (sslContext, anchors) = (nil, nil)
+        }
         let trustFailure = NIOLockedValueBox<(any Error)?>(nil)
         let handshake = eventLoopGroup.next().makePromise(of: Void.self)
         var bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    guard origin.isTLS, let sslContext else {
+                    guard let sslContext, let anchors else {
                         handshake.succeed()
                         return
                     }
                     let handler = try NIOSSLClientHandler(
                         context: sslContext, serverHostname: origin.isIPAddress ? nil : origin.host,
-                        customVerificationCallbackWithMetadata: trustCallback(origin: origin, failure: trustFailure))
+                        customVerificationCallbackWithMetadata: trustCallback(origin: origin, anchors: anchors, failure: trustFailure))
                     try channel.pipeline.syncOperations.addHandler(handler)
                     try channel.pipeline.syncOperations.addHandler(TLSHandshakeObserver(promise: handshake))
                 }
@@ -189,9 +204,10 @@ struct ConnectionFactory: Sendable {
     }
 
     /// Runs the trust evaluator on the peer's chain; a rejection is kept to report its own code.
-    private func trustCallback(origin: Origin, failure: NIOLockedValueBox<(any Error)?>) -> NIOSSLCustomVerificationCallbackWithMetadata {
+    private func trustCallback(
+        origin: Origin, anchors: TrustAnchors, failure: NIOLockedValueBox<(any Error)?>
+    ) -> NIOSSLCustomVerificationCallbackWithMetadata {
         let evaluator = tls.serverTrustEvaluator ?? { try await $0.evaluateDefault() }
-        let anchors = self.anchors
         return { certificates, promise in
             let chain = certificates.compactMap { try? $0.toDERBytes() }
             let challenge = ServerTrustChallenge(host: origin.host, port: origin.port, certificateChain: chain, defaultAnchors: anchors)

@@ -1,0 +1,91 @@
+import AlamofireNIOTransport
+public import Foundation
+import NIOCore
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// What happened while a request ran: the fields of `URLSessionTaskMetrics`, as a value.
+///
+/// URLSession on Linux never gathers metrics and its metrics classes cannot be created, so
+/// AlamofireNIO reports its own.
+public struct TaskMetrics: Sendable, Hashable {
+    /// One entry per exchange (an attempt, or a redirect), in order.
+    public var transactionMetrics: [TransactionMetrics]
+    /// From the task's creation to its end.
+    public var taskInterval: DateInterval
+    /// Redirects followed.
+    public var redirectCount: Int
+}
+
+/// One HTTP exchange: the fields of `URLSessionTaskTransactionMetrics`.
+public struct TransactionMetrics: Sendable, Hashable {
+    public var request: URLRequest
+    public var response: HTTPURLResponse?
+    public var fetchStartDate: Date?
+    public var domainLookupStartDate: Date?
+    public var domainLookupEndDate: Date?
+    public var connectStartDate: Date?
+    public var secureConnectionStartDate: Date?
+    public var secureConnectionEndDate: Date?
+    public var connectEndDate: Date?
+    public var requestStartDate: Date?
+    public var requestEndDate: Date?
+    public var responseStartDate: Date?
+    public var responseEndDate: Date?
+    /// `http/1.1`.
+    public var networkProtocolName: String?
+    /// Whether an earlier exchange's connection was reused.
+    public var isReusedConnection: Bool
+    /// The negotiated TLS version's name, e.g. `TLSv1.3`.
+    public var negotiatedTLSProtocolVersion: String?
+    public var countOfRequestHeaderBytesSent: Int64
+    public var countOfRequestBodyBytesSent: Int64
+    public var countOfResponseHeaderBytesReceived: Int64
+    public var countOfResponseBodyBytesReceived: Int64
+    public var countOfResponseBodyBytesAfterDecoding: Int64
+    public var localAddress: String?
+    public var localPort: Int?
+    public var remoteAddress: String?
+    public var remotePort: Int?
+
+    /// The transport's metrics, with its monotonic times turned into dates.
+    init(_ metrics: ExchangeMetrics, request: URLRequest, response: HTTPURLResponse?, clock: WallClockAnchor) {
+        self.request = request
+        self.response = response
+        fetchStartDate = clock.date(metrics.fetchStart)
+        domainLookupStartDate = metrics.domainLookupStart.map(clock.date)
+        domainLookupEndDate = metrics.domainLookupEnd.map(clock.date)
+        connectStartDate = metrics.connectStart.map(clock.date)
+        secureConnectionStartDate = metrics.secureConnectionStart.map(clock.date)
+        secureConnectionEndDate = metrics.secureConnectionEnd.map(clock.date)
+        connectEndDate = metrics.connectEnd.map(clock.date)
+        requestStartDate = metrics.requestStart.map(clock.date)
+        requestEndDate = metrics.requestEnd.map(clock.date)
+        responseStartDate = metrics.responseStart.map(clock.date)
+        responseEndDate = metrics.responseEnd.map(clock.date)
+        networkProtocolName = metrics.networkProtocolName
+        isReusedConnection = metrics.isReusedConnection
+        negotiatedTLSProtocolVersion = metrics.negotiatedTLSVersion.map { "\($0)" }
+        countOfRequestHeaderBytesSent = metrics.requestHeaderBytesSent
+        countOfRequestBodyBytesSent = metrics.requestBodyBytesSent
+        countOfResponseHeaderBytesReceived = metrics.responseHeaderBytesReceived
+        countOfResponseBodyBytesReceived = metrics.responseBodyBytesReceived
+        countOfResponseBodyBytesAfterDecoding = metrics.responseBodyBytesAfterDecoding
+        localAddress = metrics.localAddress
+        localPort = metrics.localPort
+        remoteAddress = metrics.remoteAddress
+        remotePort = metrics.remotePort
+    }
+}
+
+/// Converts monotonic deadlines to dates, from one reading of both clocks.
+struct WallClockAnchor: Sendable {
+    let date = Date()
+    let uptime = DispatchTime.now().uptimeNanoseconds
+
+    func date(_ deadline: NIODeadline) -> Date {
+        date.addingTimeInterval(TimeInterval(Int64(bitPattern: deadline.uptimeNanoseconds &- uptime)) / 1e9)
+    }
+}

@@ -1,0 +1,379 @@
+public import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// The life of one request, whatever its kind, shared by ``DataRequest`` and the kinds to come.
+///
+/// A request is created by a ``Session``, which builds its `URLRequest` (through the convertible, then
+/// the adapters), then loads it when it is resumed. When the load ends, validators run, the retrier
+/// may start it over, and then the response serializers run one after another on the serialization
+/// queue; their completion handlers are called in order, each on its own queue, once all are done.
+/// A serializer added later runs at once. All mutable state lives in one `Mutex`; user code runs on
+/// the queues the user chose, never under the lock.
+public class Request: @unchecked Sendable {
+    /// Where a request is in its life.
+    public enum State: Sendable {
+        case initialized
+        case resumed
+        case suspended
+        case cancelled
+        case finished
+
+        func canTransitionTo(_ state: State) -> Bool {
+            switch (self, state) {
+            case (.initialized, _): true
+            case (_, .initialized), (.cancelled, _), (.finished, _): false
+            case (.resumed, .cancelled), (.suspended, .cancelled), (.resumed, .suspended), (.suspended, .resumed): true
+            case (.suspended, .suspended), (.resumed, .resumed): false
+            case (_, .finished): true
+            }
+        }
+    }
+
+    /// What a validation closure returns.
+    public typealias ValidationResult = Result<Void, any Error>
+
+    struct MutableState {
+        var state: State = .initialized
+        var requests: [URLRequest] = []
+        var allMetrics: [TaskMetrics] = []
+        var retryCount = 0
+        var error: AFError?
+        var response: HTTPURLResponse?
+        var data: Data?
+        /// The request waiting for `resume()` to be loaded.
+        var pendingURLRequest: URLRequest?
+        var loadTask: Task<Void, Never>?
+        var isLoading = false
+        var isFinishing = false
+        var validators: [@Sendable () -> Void] = []
+        var responseSerializers: [@Sendable () -> Void] = []
+        var responseSerializerCompletions: [@Sendable () -> Void] = []
+        var responseSerializerProcessingFinished = false
+        var cURLHandlers: [(DispatchQueue, @Sendable (String) -> Void)] = []
+    }
+
+    /// Identifies the request.
+    public let id: UUID
+    /// The queue the request's own work is serialized on.
+    public let underlyingQueue: DispatchQueue
+    /// Where response serializers run.
+    public let serializationQueue: DispatchQueue
+    /// The request's own interceptor, used with the session's.
+    public let interceptor: (any RequestInterceptor)?
+    let eventMonitor: CompositeEventMonitor?
+    let session: Session
+    let mutableState = Mutex(MutableState())
+
+    init(
+        id: UUID = UUID(), underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
+        interceptor: (any RequestInterceptor)?, session: Session
+    ) {
+        self.id = id
+        self.underlyingQueue = underlyingQueue
+        self.serializationQueue = serializationQueue
+        self.eventMonitor = eventMonitor
+        self.interceptor = interceptor
+        self.session = session
+    }
+
+    /// Builds the initial `URLRequest`; each kind of request knows how.
+    func makeInitialURLRequest() throws -> URLRequest {
+        throw AFError.createURLRequestFailed(error: URLError(.unsupportedURL))
+    }
+
+    // MARK: State
+
+    public var state: State { mutableState.withLock { $0.state } }
+    public var isInitialized: Bool { state == .initialized }
+    public var isResumed: Bool { state == .resumed }
+    public var isSuspended: Bool { state == .suspended }
+    public var isCancelled: Bool { state == .cancelled }
+    public var isFinished: Bool { state == .finished }
+
+    /// Every `URLRequest` made for this request, adapted and retried ones included.
+    public var requests: [URLRequest] { mutableState.withLock { $0.requests } }
+    public var firstRequest: URLRequest? { requests.first }
+    public var lastRequest: URLRequest? { requests.last }
+    /// The latest `URLRequest`.
+    public var request: URLRequest? { lastRequest }
+    /// The response of the latest attempt.
+    public var response: HTTPURLResponse? { mutableState.withLock { $0.response } }
+    /// Metrics of every attempt.
+    public var allMetrics: [TaskMetrics] { mutableState.withLock { $0.allMetrics } }
+    /// Metrics of the latest attempt.
+    public var metrics: TaskMetrics? { allMetrics.last }
+    /// How many times the request was retried.
+    public var retryCount: Int { mutableState.withLock { $0.retryCount } }
+    /// Why the request failed, if it did.
+    public internal(set) var error: AFError? {
+        get { mutableState.withLock { $0.error } }
+        set { mutableState.withLock { $0.error = newValue } }
+    }
+
+    // MARK: Control
+
+    /// Cancels the request; its result becomes ``AFError/explicitlyCancelled``.
+    @discardableResult
+    public func cancel() -> Self {
+        let (cancelled, wasLoading) = mutableState.withLock { state -> (Bool, Bool) in
+            guard state.state.canTransitionTo(.cancelled) else { return (false, false) }
+            state.state = .cancelled
+            state.error = .explicitlyCancelled
+            state.pendingURLRequest = nil
+            state.loadTask?.cancel()
+            return (true, state.isLoading)
+        }
+        guard cancelled else { return self }
+        eventMonitor?.performEvent { $0.requestDidCancel(self) }
+        // A load in flight reports its end itself; otherwise there is nothing to wait for.
+        if !wasLoading { underlyingQueue.async { self.finish() } }
+        return self
+    }
+
+    /// Stops the request from starting (a transfer already under way continues).
+    @discardableResult
+    public func suspend() -> Self {
+        let suspended = mutableState.withLock { state -> Bool in
+            guard state.state.canTransitionTo(.suspended) else { return false }
+            state.state = .suspended
+            return true
+        }
+        if suspended { eventMonitor?.performEvent { $0.requestDidSuspend(self) } }
+        return self
+    }
+
+    /// Starts the request, or lets a suspended one start.
+    @discardableResult
+    public func resume() -> Self {
+        let (resumed, pending) = mutableState.withLock { state -> (Bool, URLRequest?) in
+            guard state.state.canTransitionTo(.resumed) else { return (false, nil) }
+            state.state = .resumed
+            defer { state.pendingURLRequest = nil }
+            return (true, state.pendingURLRequest)
+        }
+        guard resumed else { return self }
+        eventMonitor?.performEvent { $0.requestDidResume(self) }
+        if let pending { startLoading(pending) }
+        return self
+    }
+
+    // MARK: Lifecycle, driven by the Session
+
+    func didCreateInitialURLRequest(_ urlRequest: URLRequest) {
+        mutableState.withLock { $0.requests.append(urlRequest) }
+        eventMonitor?.performEvent { $0.request(self, didCreateInitialURLRequest: urlRequest) }
+    }
+
+    func didFailToCreateURLRequest(with error: AFError) {
+        self.error = error
+        eventMonitor?.performEvent { $0.request(self, didFailToCreateURLRequestWithError: error) }
+        callCURLHandlers()
+        retryOrFinish(error: error)
+    }
+
+    func didAdaptInitialRequest(_ initialRequest: URLRequest, to adaptedRequest: URLRequest) {
+        mutableState.withLock { $0.requests.append(adaptedRequest) }
+        eventMonitor?.performEvent { $0.request(self, didAdaptInitialRequest: initialRequest, to: adaptedRequest) }
+    }
+
+    func didFailToAdaptURLRequest(_ request: URLRequest, withError error: AFError) {
+        self.error = error
+        eventMonitor?.performEvent { $0.request(self, didFailToAdaptURLRequest: request, withError: error) }
+        callCURLHandlers()
+        retryOrFinish(error: error)
+    }
+
+    /// The final `URLRequest` is ready: load it now if resumed, else when resumed.
+    func didCreateURLRequest(_ urlRequest: URLRequest) {
+        eventMonitor?.performEvent { $0.request(self, didCreateURLRequest: urlRequest) }
+        callCURLHandlers()
+        let (startNow, cancelled) = mutableState.withLock { state -> (Bool, Bool) in
+            switch state.state {
+            case .resumed: return (true, false)
+            case .cancelled: return (false, true)
+            default:
+                state.pendingURLRequest = urlRequest
+                return (false, false)
+            }
+        }
+        if startNow { startLoading(urlRequest) }
+        if cancelled { finish() }
+    }
+
+    private func startLoading(_ urlRequest: URLRequest) {
+        let loader = session.loader
+        mutableState.withLock { state in
+            state.isLoading = true
+            state.loadTask = Task {
+                let result = await loader.load(urlRequest)
+                self.underlyingQueue.async { self.didCompleteLoad(result) }
+            }
+        }
+    }
+
+    private func didCompleteLoad(_ result: LoadResult) {
+        let error = mutableState.withLock { state -> AFError? in
+            state.isLoading = false
+            state.loadTask = nil
+            state.response = result.response
+            state.data = result.data
+            if let metrics = result.metrics { state.allMetrics.append(metrics) }
+            if state.error == nil, let failure = result.error { state.error = .sessionTaskFailed(error: failure) }
+            return state.error
+        }
+        if let metrics = result.metrics { eventMonitor?.performEvent { $0.request(self, didGatherMetrics: metrics) } }
+        eventMonitor?.performEvent { $0.request(self, didCompleteWith: error) }
+        if error == nil {
+            mutableState.withLock { $0.validators }.forEach { $0() }
+        }
+        retryOrFinish(error: self.error)
+    }
+
+    /// Asks the retriers, unless there is no error or the request was cancelled.
+    func retryOrFinish(error: AFError?) {
+        guard let error, !isCancelled, !error.isExplicitlyCancelledError else { return finish() }
+        session.retryResult(for: self, dueTo: error) { result in
+            switch result {
+            case .retry, .retryWithDelay:
+                self.prepareForRetry()
+                self.eventMonitor?.performEvent { $0.requestIsRetrying(self) }
+                self.session.retryRequest(self, withDelay: result.delay ?? 0)
+            case .doNotRetry:
+                self.finish()
+            case .doNotRetryWithError(let retryError):
+                self.error = AFError.requestRetryFailed(retryError: retryError, originalError: error)
+                self.finish()
+            }
+        }
+    }
+
+    private func prepareForRetry() {
+        mutableState.withLock { state in
+            state.retryCount += 1
+            state.error = nil
+            state.response = nil
+            state.data = nil
+        }
+    }
+
+    /// Ends the request: runs the response serializers, tells the monitors and the session.
+    func finish() {
+        let alreadyFinishing = mutableState.withLock { state -> Bool in
+            defer { state.isFinishing = true }
+            return state.isFinishing
+        }
+        guard !alreadyFinishing else { return }
+        processNextResponseSerializer()
+        eventMonitor?.performEvent { $0.requestDidFinish(self) }
+        session.requestDidFinish(self)
+    }
+
+    // MARK: Response serializers
+
+    /// Adds a serializer; it runs when the request has finished (at once if it has), and resumes
+    /// the request if the session starts requests immediately.
+    func appendResponseSerializer(_ serializer: @escaping @Sendable () -> Void) {
+        let (processNow, resumeNow) = mutableState.withLock { state -> (Bool, Bool) in
+            state.responseSerializers.append(serializer)
+            if state.state == .finished { state.state = .resumed }
+            let processNow = state.responseSerializerProcessingFinished
+            if processNow { state.responseSerializerProcessingFinished = false }
+            return (processNow, state.state.canTransitionTo(.resumed) && state.state == .initialized)
+        }
+        if processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
+        if resumeNow, session.startRequestsImmediately { underlyingQueue.async { self.resume() } }
+    }
+
+    /// Called by a serializer when it is done; `completion` is the call to the user's handler.
+    func responseSerializerDidComplete(completion: @escaping @Sendable () -> Void) {
+        mutableState.withLock { $0.responseSerializerCompletions.append(completion) }
+        processNextResponseSerializer()
+    }
+
+    private func processNextResponseSerializer() {
+        let next = mutableState.withLock { state -> (@Sendable () -> Void)? in
+            let index = state.responseSerializerCompletions.count
+            return index < state.responseSerializers.count ? state.responseSerializers[index] : nil
+        }
+        if let next {
+            serializationQueue.async { next() }
+            return
+        }
+        let completions = mutableState.withLock { state -> [@Sendable () -> Void] in
+            let completions = state.responseSerializerCompletions
+            state.responseSerializers.removeAll()
+            state.responseSerializerCompletions.removeAll()
+            if state.state.canTransitionTo(.finished) { state.state = .finished }
+            state.responseSerializerProcessingFinished = true
+            return completions
+        }
+        completions.forEach { $0() }
+    }
+
+    // MARK: cURL
+
+    /// Calls `handler` on `queue` with the request as a cURL command, once the request exists.
+    @discardableResult
+    public func cURLDescription(on queue: DispatchQueue = .main, calling handler: @escaping @Sendable (String) -> Void) -> Self {
+        let hasRequest = mutableState.withLock { state -> Bool in
+            if state.requests.isEmpty && state.error == nil {
+                state.cURLHandlers.append((queue, handler))
+                return false
+            }
+            return true
+        }
+        if hasRequest {
+            let description = cURLDescription()
+            queue.async { handler(description) }
+        }
+        return self
+    }
+
+    private func callCURLHandlers() {
+        let handlers = mutableState.withLock { state in
+            defer { state.cURLHandlers.removeAll() }
+            return state.cURLHandlers
+        }
+        guard !handlers.isEmpty else { return }
+        let description = cURLDescription()
+        for (queue, handler) in handlers { queue.async { handler(description) } }
+    }
+
+    /// The latest request as a cURL command, with the session's headers.
+    public func cURLDescription() -> String {
+        guard let request = lastRequest, let url = request.url else { return "$ curl command could not be created" }
+        var components = ["$ curl -v"]
+        if let method = request.httpMethod, method != "GET" { components.append("-X \(method)") }
+        var headers = session.configuration.headers
+        for header in request.headers { headers.update(header) }
+        for header in headers where header.name.lowercased() != "cookie" {
+            components.append("-H \"\(header.name): \(header.value.replacingOccurrences(of: "\"", with: "\\\""))\"")
+        }
+        if let body = request.httpBody {
+            let text = String(decoding: body, as: UTF8.self)
+                .replacingOccurrences(of: "\\\"", with: "\\\\\"")
+                .replacingOccurrences(of: "\"", with: "\\\"")
+            components.append("-d \"\(text)\"")
+        }
+        components.append("\"\(url.absoluteString)\"")
+        return components.joined(separator: " \\\n\t")
+    }
+}
+
+extension Request: Equatable, Hashable {
+    public static func == (lhs: Request, rhs: Request) -> Bool { lhs.id == rhs.id }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+extension Request: CustomStringConvertible {
+    /// `GET https://host/path (200)`, or without the status before a response.
+    public var description: String {
+        guard let request, let url = request.url, let method = request.httpMethod else { return "No request created yet." }
+        let status = response.map { " (\($0.statusCode))" } ?? ""
+        return "\(method) \(url.absoluteString)\(status)"
+    }
+}

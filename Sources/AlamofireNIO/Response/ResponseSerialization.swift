@@ -1,0 +1,280 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// Turns what a data request received into a value.
+public protocol DataResponseSerializerProtocol<SerializedObject>: Sendable {
+    associatedtype SerializedObject
+
+    /// The value; throw (ideally an ``AFError``) when there is none.
+    func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> SerializedObject
+}
+
+/// A data serializer with Alamofire's handling of empty responses and preprocessing.
+public protocol ResponseSerializer<SerializedObject>: DataResponseSerializerProtocol {
+    /// Applied to the data before it is serialized.
+    var dataPreprocessor: any DataPreprocessor { get }
+    /// Methods whose responses may be empty (HEAD).
+    var emptyRequestMethods: Set<HTTPMethod> { get }
+    /// Status codes whose responses may be empty (204, 205).
+    var emptyResponseCodes: Set<Int> { get }
+}
+
+extension ResponseSerializer {
+    public static var defaultDataPreprocessor: any DataPreprocessor { PassthroughPreprocessor() }
+    public static var defaultEmptyRequestMethods: Set<HTTPMethod> { [.head] }
+    public static var defaultEmptyResponseCodes: Set<Int> { [204, 205] }
+
+    public var dataPreprocessor: any DataPreprocessor { Self.defaultDataPreprocessor }
+    public var emptyRequestMethods: Set<HTTPMethod> { Self.defaultEmptyRequestMethods }
+    public var emptyResponseCodes: Set<Int> { Self.defaultEmptyResponseCodes }
+
+    /// Whether the request's method allows an empty response; nil when unknown.
+    public func requestAllowsEmptyResponseData(_ request: URLRequest?) -> Bool? {
+        request.flatMap(\.method).map { emptyRequestMethods.contains($0) }
+    }
+
+    /// Whether the response's status code allows an empty response; nil when unknown.
+    public func responseAllowsEmptyResponseData(_ response: HTTPURLResponse?) -> Bool? {
+        response.map { emptyResponseCodes.contains($0.statusCode) }
+    }
+
+    /// Whether an empty body is a valid outcome here.
+    public func emptyResponseAllowed(request: URLRequest?, response: HTTPURLResponse?) -> Bool {
+        (requestAllowsEmptyResponseData(request) == true) || (responseAllowsEmptyResponseData(response) == true)
+    }
+}
+
+/// Transforms data before serialization.
+public protocol DataPreprocessor: Sendable {
+    func preprocess(_ data: Data) throws -> Data
+}
+
+/// Leaves data as it is.
+public struct PassthroughPreprocessor: DataPreprocessor {
+    public init() {}
+    public func preprocess(_ data: Data) throws -> Data { data }
+}
+
+/// Strips Google's `)]}',\n` anti-XSSI prefix.
+public struct GoogleXSSIPreprocessor: DataPreprocessor {
+    public init() {}
+    public func preprocess(_ data: Data) throws -> Data {
+        let prefix = Data(")]}',\n".utf8)
+        return data.starts(with: prefix) ? data.dropFirst(prefix.count) : data
+    }
+}
+
+extension DataPreprocessor where Self == PassthroughPreprocessor {
+    public static var passthrough: PassthroughPreprocessor { PassthroughPreprocessor() }
+}
+
+extension DataPreprocessor where Self == GoogleXSSIPreprocessor {
+    public static var googleXSSI: GoogleXSSIPreprocessor { GoogleXSSIPreprocessor() }
+}
+
+/// The data itself; an empty body is an error unless the method or status allows it.
+public struct DataResponseSerializer: ResponseSerializer {
+    public let dataPreprocessor: any DataPreprocessor
+    public let emptyResponseCodes: Set<Int>
+    public let emptyRequestMethods: Set<HTTPMethod>
+
+    public init(
+        dataPreprocessor: any DataPreprocessor = DataResponseSerializer.defaultDataPreprocessor,
+        emptyResponseCodes: Set<Int> = DataResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = DataResponseSerializer.defaultEmptyRequestMethods
+    ) {
+        self.dataPreprocessor = dataPreprocessor
+        self.emptyResponseCodes = emptyResponseCodes
+        self.emptyRequestMethods = emptyRequestMethods
+    }
+
+    public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Data {
+        if let error { throw error }
+        guard var data, !data.isEmpty else {
+            guard emptyResponseAllowed(request: request, response: response) else {
+                throw AFError.responseSerializationFailed(reason: .inputDataNilOrZeroLength)
+            }
+            return Data()
+        }
+        data = try dataPreprocessor.preprocess(data)
+        return data
+    }
+}
+
+/// Text, in the given encoding, else the response's charset, else ISO Latin 1 (as Alamofire).
+public struct StringResponseSerializer: ResponseSerializer {
+    public let dataPreprocessor: any DataPreprocessor
+    /// The encoding to use; nil follows the response.
+    public let encoding: String.Encoding?
+    public let emptyResponseCodes: Set<Int>
+    public let emptyRequestMethods: Set<HTTPMethod>
+
+    public init(
+        dataPreprocessor: any DataPreprocessor = StringResponseSerializer.defaultDataPreprocessor, encoding: String.Encoding? = nil,
+        emptyResponseCodes: Set<Int> = StringResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = StringResponseSerializer.defaultEmptyRequestMethods
+    ) {
+        self.dataPreprocessor = dataPreprocessor
+        self.encoding = encoding
+        self.emptyResponseCodes = emptyResponseCodes
+        self.emptyRequestMethods = emptyRequestMethods
+    }
+
+    public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> String {
+        let data = try DataResponseSerializer(
+            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods
+        ).serialize(request: request, response: response, data: data, error: error)
+        if data.isEmpty { return "" }
+        let chosen = encoding ?? response?.textEncodingName.flatMap(String.Encoding.init(ianaCharsetName:)) ?? .isoLatin1
+        guard let string = String(data: data, encoding: chosen) else {
+            throw AFError.responseSerializationFailed(reason: .stringSerializationFailed(encoding: chosen))
+        }
+        return string
+    }
+}
+
+extension String.Encoding {
+    /// The encoding an IANA charset name (as in `Content-Type: …; charset=`) stands for.
+    init?(ianaCharsetName name: String) {
+        switch name.lowercased() {
+        case "utf-8", "utf8": self = .utf8
+        case "us-ascii", "ascii": self = .ascii
+        case "iso-8859-1", "latin1", "iso_8859-1": self = .isoLatin1
+        case "iso-8859-2", "latin2": self = .isoLatin2
+        case "utf-16": self = .utf16
+        case "utf-16be": self = .utf16BigEndian
+        case "utf-16le": self = .utf16LittleEndian
+        case "utf-32": self = .utf32
+        case "utf-32be": self = .utf32BigEndian
+        case "utf-32le": self = .utf32LittleEndian
+        case "windows-1252", "cp1252": self = .windowsCP1252
+        case "windows-1251", "cp1251": self = .windowsCP1251
+        case "shift_jis", "shift-jis", "sjis": self = .shiftJIS
+        case "euc-jp": self = .japaneseEUC
+        case "macintosh", "mac": self = .macOSRoman
+        default: return nil
+        }
+    }
+}
+
+/// `JSONSerialization`'s value; an empty body is `NSNull` when allowed.
+public struct JSONResponseSerializer: ResponseSerializer {
+    public let dataPreprocessor: any DataPreprocessor
+    public let emptyResponseCodes: Set<Int>
+    public let emptyRequestMethods: Set<HTTPMethod>
+    public let options: JSONSerialization.ReadingOptions
+
+    public init(
+        dataPreprocessor: any DataPreprocessor = JSONResponseSerializer.defaultDataPreprocessor,
+        emptyResponseCodes: Set<Int> = JSONResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = JSONResponseSerializer.defaultEmptyRequestMethods,
+        options: JSONSerialization.ReadingOptions = .allowFragments
+    ) {
+        self.dataPreprocessor = dataPreprocessor
+        self.emptyResponseCodes = emptyResponseCodes
+        self.emptyRequestMethods = emptyRequestMethods
+        self.options = options
+    }
+
+    public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Any {
+        let data = try DataResponseSerializer(
+            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods
+        ).serialize(request: request, response: response, data: data, error: error)
+        if data.isEmpty { return NSNull() }
+        do {
+            return try JSONSerialization.jsonObject(with: data, options: options)
+        } catch {
+            throw AFError.responseSerializationFailed(reason: .jsonSerializationFailed(error: error))
+        }
+    }
+}
+
+/// Decodes data (`JSONDecoder`, `PropertyListDecoder`, or any other).
+public protocol DataDecoder: Sendable {
+    func decode<D: Decodable>(_ type: D.Type, from data: Data) throws -> D
+}
+
+extension JSONDecoder: DataDecoder {}
+extension PropertyListDecoder: DataDecoder {}
+
+/// A type that stands for an empty response.
+public protocol EmptyResponse {
+    /// The value an empty response decodes to.
+    static func emptyValue() -> Self
+}
+
+/// The empty response: decodes from an empty body (or `{}`).
+public struct Empty: Codable, Sendable {
+    /// The one value.
+    public static let value = Empty()
+}
+
+extension Empty: EmptyResponse {
+    public static func emptyValue() -> Empty { value }
+}
+
+/// A `Decodable` value; an empty body decodes to `T.emptyValue()` when `T` is ``EmptyResponse`` and
+/// the method or status allows emptiness.
+public struct DecodableResponseSerializer<T: Decodable>: ResponseSerializer {
+    public let dataPreprocessor: any DataPreprocessor
+    public let decoder: any DataDecoder
+    public let emptyResponseCodes: Set<Int>
+    public let emptyRequestMethods: Set<HTTPMethod>
+
+    public init(
+        dataPreprocessor: any DataPreprocessor = DecodableResponseSerializer.defaultDataPreprocessor,
+        decoder: any DataDecoder = JSONDecoder(),
+        emptyResponseCodes: Set<Int> = DecodableResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = DecodableResponseSerializer.defaultEmptyRequestMethods
+    ) {
+        self.dataPreprocessor = dataPreprocessor
+        self.decoder = decoder
+        self.emptyResponseCodes = emptyResponseCodes
+        self.emptyRequestMethods = emptyRequestMethods
+    }
+
+    public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> T {
+        let data = try DataResponseSerializer(
+            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods
+        ).serialize(request: request, response: response, data: data, error: error)
+        if data.isEmpty {
+            guard let emptyType = T.self as? any EmptyResponse.Type, let empty = emptyType.emptyValue() as? T else {
+                throw AFError.responseSerializationFailed(reason: .invalidEmptyResponse(type: "\(T.self)"))
+            }
+            return empty
+        }
+        do {
+            return try decoder.decode(T.self, from: data)
+        } catch {
+            throw AFError.responseSerializationFailed(reason: .decodingFailed(error: error))
+        }
+    }
+}
+
+/// A property list value, as `PropertyListSerialization` reads it.
+public struct PropertyListResponseSerializer: ResponseSerializer {
+    public let dataPreprocessor: any DataPreprocessor
+    public let emptyResponseCodes: Set<Int>
+    public let emptyRequestMethods: Set<HTTPMethod>
+    public let options: PropertyListSerialization.ReadOptions
+
+    public init(options: PropertyListSerialization.ReadOptions = []) {
+        self.dataPreprocessor = Self.defaultDataPreprocessor
+        self.emptyResponseCodes = Self.defaultEmptyResponseCodes
+        self.emptyRequestMethods = Self.defaultEmptyRequestMethods
+        self.options = options
+    }
+
+    public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Any {
+        let data = try DataResponseSerializer().serialize(request: request, response: response, data: data, error: error)
+        if data.isEmpty { return NSNull() }
+        do {
+            return try PropertyListSerialization.propertyList(from: data, options: options, format: nil)
+        } catch {
+            throw AFError.responseSerializationFailed(reason: .customSerializationFailed(error: error))
+        }
+    }
+}

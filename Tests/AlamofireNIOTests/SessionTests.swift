@@ -1,0 +1,322 @@
+import AlamofireNIO
+import Foundation
+import HTTPBinServer
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// httpbin's echo, as Decodable.
+struct HTTPBinResponse: Decodable, Sendable {
+    let args: [String: String]
+    let headers: [String: String]
+    let url: String
+    let form: [String: String]?
+    let data: String?
+    let json: [String: String]?
+}
+
+/// Waits for a completion-handler API.
+func completion<T: Sendable>(_ register: (@escaping @Sendable (T) -> Void) -> Void) async -> T {
+    await withCheckedContinuation { continuation in register { continuation.resume(returning: $0) } }
+}
+
+let testQueue = DispatchQueue(label: "tests.responses")
+
+@Suite struct SessionTests {
+    @Test func requestDecodesWithAsyncAwait() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let value = try await AF.request(server.url("/get"), parameters: ["foo": "bar"]).serializingDecodable(HTTPBinResponse.self)
+                .value
+            #expect(value.args == ["foo": "bar"])
+            #expect(value.url == "http://127.0.0.1:\(server.port)/get?foo=bar")
+            #expect(value.headers["Accept-Encoding"] == "gzip;q=1.0, deflate;q=0.9")
+            #expect(value.headers["User-Agent"]?.hasSuffix("AlamofireNIO/\(AFInfo.version)") == true)
+        }
+    }
+
+    @Test func seedPostExamplesEncodeAsDocumented() async throws {
+        struct Login: Encodable, Sendable {
+            let email: String
+            let password: String
+        }
+        try await HTTPBinServer.withServer { server async throws in
+            let login = Login(email: "test@test.test", password: "testPassword")
+            let json = try await AF.request(server.url("/post"), method: .post, parameters: login, encoder: JSONParameterEncoder.default)
+                .serializingDecodable(HTTPBinResponse.self).value
+            #expect(json.json == ["email": "test@test.test", "password": "testPassword"])
+            #expect(json.headers["Content-Type"] == "application/json")
+
+            let form = try await AF.request(server.url("/post"), method: .post, parameters: ["foo": "bar"])
+                .serializingDecodable(HTTPBinResponse.self).value
+            #expect(form.form == ["foo": "bar"])
+            #expect(form.headers["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
+
+            let parameters: Parameters = ["foo": "bar", "baz": ["a", 1], "qux": ["x": 1, "y": 2, "z": 3]]
+            let legacy = try await AF.request(server.url("/post"), method: .post, parameters: parameters).serializingData().value
+            let echoed = try JSONSerialization.jsonObject(with: legacy) as? [String: Any]
+            #expect(
+                echoed?["form"] as? NSDictionary == ["foo": "bar", "baz[]": ["a", "1"], "qux[x]": "1", "qux[y]": "2", "qux[z]": "3"]
+                    as NSDictionary)
+        }
+    }
+
+    @Test func completionHandlersRunInOrderOnTheirQueue() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let order = OrderRecorder()
+            let done: Void = await completion { finished in
+                AF.request(server.url("/get"))
+                    .responseData(queue: testQueue) { response in
+                        dispatchPrecondition(condition: .onQueue(testQueue))
+                        order.append("data:\(response.data?.isEmpty == false)")
+                    }
+                    .responseString(queue: testQueue) { response in order.append("string:\(response.value?.contains("\"url\"") == true)") }
+                    .responseDecodable(of: HTTPBinResponse.self, queue: testQueue) { response in
+                        order.append("decodable:\(response.value != nil)")
+                        finished(())
+                    }
+            }
+            _ = done
+            #expect(order.values == ["data:true", "string:true", "decodable:true"])
+        }
+    }
+
+    @Test func validationPasses2xxWithAcceptableContentType() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let result = await AF.request(server.url("/json"), headers: [.accept("application/json")]).validate().serializingData().result
+            #expect((try? result.get())?.isEmpty == false)
+        }
+    }
+
+    @Test func statusValidationFails() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let response = await AF.request(server.url("/status/404")).validate(statusCode: 200..<300).serializingData().response
+            #expect(response.error?.responseCode == 404)
+            #expect(response.response?.statusCode == 404)
+        }
+    }
+
+    @Test func contentTypeValidationFails() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let response = await AF.request(server.url("/json")).validate(contentType: ["application/xml"]).serializingData().response
+            #expect(response.error?.responseContentType == "application/json")
+            #expect(response.error?.acceptableContentTypes == ["application/xml"])
+        }
+    }
+
+    @Test func customValidationErrorIsWrapped() async throws {
+        struct Rejected: Error {}
+        try await HTTPBinServer.withServer { server async throws in
+            let response = await AF.request(server.url("/get")).validate { _, _, _ in .failure(Rejected()) }.serializingData().response
+            guard case .responseValidationFailed(.customValidationFailed(let error)) = response.error else {
+                Issue.record("unexpected \(String(describing: response.error))")
+                return
+            }
+            #expect(error is Rejected)
+        }
+    }
+
+    @Test func invalidURLIsReported() async {
+        let response = await AF.request("http://[::1").serializingData().response
+        #expect(response.error?.isInvalidURLError == true)
+        #expect(response.request == nil)
+    }
+
+    @Test func refusedConnectionIsSessionTaskFailed() async throws {
+        let port = try await HTTPBinServer.withServer { server async throws in server.port }
+        let response = await AF.request("http://127.0.0.1:\(port)/get").serializingData().response
+        #expect((response.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
+        #expect(response.error?.isSessionTaskError == true)
+    }
+
+    @Test func requestTimeoutIsTimedOut() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let response = await AF.request(server.url("/delay/3")) { $0.timeoutInterval = 0.3 }.serializingData().response
+            #expect((response.error?.underlyingError as? URLError)?.code == .timedOut)
+        }
+    }
+
+    @Test func cancelIsExplicitlyCancelled() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let request = AF.request(server.url("/delay/3"))
+            let task = request.serializingData()
+            await server.waitUntil { $0.totalRequests == 1 }
+            request.cancel()
+            let response = await task.response
+            #expect(response.error?.isExplicitlyCancelledError == true)
+            #expect(request.isCancelled)
+        }
+    }
+
+    @Test func dataTaskCancelCancelsTheRequest() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let task = AF.request(server.url("/delay/3")).serializingData()
+            await server.waitUntil { $0.totalRequests == 1 }
+            task.cancel()
+            #expect(await task.response.error?.isExplicitlyCancelledError == true)
+        }
+    }
+
+    @Test func emptyResponsesAreAllowedWhereAlamofireAllowsThem() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            #expect(try await AF.request(server.url("/status/204")).serializingData().value == Data())
+            let empty = await AF.request(server.url("/status/204")).serializingDecodable(Empty.self).result
+            #expect((try? empty.get()) != nil)
+            #expect(try await AF.request(server.url("/get"), method: .head).serializingData().value == Data())
+            let empty200 = await AF.request(server.url("/status/200")).serializingData().response
+            guard case .responseSerializationFailed(.inputDataNilOrZeroLength) = empty200.error else {
+                Issue.record("unexpected \(String(describing: empty200.error))")
+                return
+            }
+        }
+    }
+
+    @Test func serializersReportTheirFailures() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let notJSON = await completion { done in AF.request(server.url("/html")).responseJSON(queue: testQueue) { done($0.error) } }
+            guard case .responseSerializationFailed(.jsonSerializationFailed) = notJSON else {
+                Issue.record("unexpected \(String(describing: notJSON))")
+                return
+            }
+            let wrongType = await AF.request(server.url("/json")).serializingDecodable([Int].self).response
+            guard case .responseSerializationFailed(.decodingFailed) = wrongType.error else {
+                Issue.record("unexpected \(String(describing: wrongType.error))")
+                return
+            }
+        }
+    }
+
+    @Test func stringsFollowTheResponseCharset() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let text = try await AF.request(server.url("/encoding/utf8")).serializingString().value
+            #expect(text.contains("日本語: いろはにほへと"))
+            let latin = try await AF.request(server.url("/response-headers?Content-Type=text/plain;%20charset=iso-8859-1"))
+                .serializingString().value
+            #expect(latin.contains("iso-8859-1"))
+        }
+    }
+
+    @Test func jsonResponsesParse() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let value = await completion { done in
+                AF.request(server.url("/json")).responseJSON(queue: testQueue) { response in
+                    let slideshow = (response.value as? [String: Any])?["slideshow"] as? [String: Any]
+                    done(slideshow?["title"] as? String)
+                }
+            }
+            #expect(value == "Sample Slide Show")
+        }
+    }
+
+    @Test func descriptionsMatchAlamofire() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let request = AF.request(server.url("/post"), method: .post, parameters: ["a": "b"], encoder: JSONParameterEncoder.default)
+            _ = await request.serializingData().response
+            #expect(request.description == "POST http://127.0.0.1:\(server.port)/post (200)")
+            let curl = request.cURLDescription()
+            #expect(curl.hasPrefix("$ curl -v \\\n\t-X POST \\\n\t"))
+            #expect(curl.contains("-H \"Content-Type: application/json\""))
+            #expect(curl.contains("-d \"{\\\"a\\\":\\\"b\\\"}\""))
+            #expect(curl.hasSuffix("\"http://127.0.0.1:\(server.port)/post\""))
+        }
+    }
+
+    @Test func metricsAreGathered() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let response = await AF.request(server.url("/get")).serializingData().response
+            let transaction = try #require(response.metrics?.transactionMetrics.first)
+            #expect(transaction.networkProtocolName == "http/1.1")
+            #expect(transaction.remotePort == server.port)
+            #expect(try #require(transaction.responseEndDate) >= (try #require(transaction.fetchStartDate)))
+        }
+    }
+
+    @Test func oneThousandConcurrentRequestsCompleteExactlyOnce() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Session()
+            let counter = OrderRecorder()
+            let statuses = await withTaskGroup(of: Int?.self) { group in
+                for index in 0..<1000 {
+                    group.addTask {
+                        await completion { done in
+                            session.request(server.url("/get?i=\(index)")).response(queue: testQueue) { response in
+                                counter.append("\(index)")
+                                done(response.response?.statusCode)
+                            }
+                        }
+                    }
+                }
+                return await group.reduce(into: [Int?: Int]()) { $0[$1, default: 0] += 1 }
+            }
+            #expect(statuses == [200: 1000])
+            #expect(Set(counter.values).count == 1000)
+            #expect(counter.values.count == 1000)
+            #expect(server.statistics.peakOpenConnections <= 6)
+        }
+    }
+
+    @Test func eventMonitorSeesTheLifecycleInOrder() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let events = OrderRecorder()
+            let monitor = ClosureEventMonitor(queue: testQueue)
+            monitor.requestDidCreateInitialURLRequest = { _, _ in events.append("initial") }
+            monitor.requestDidCreateURLRequest = { _, _ in events.append("created") }
+            monitor.requestDidResume = { _ in events.append("resumed") }
+            monitor.requestDidGatherMetrics = { _, _ in events.append("metrics") }
+            monitor.requestDidCompleteWithError = { _, error in events.append("completed:\(error == nil)") }
+            monitor.requestDidFinish = { _ in events.append("finished") }
+            let session = Session(eventMonitors: [monitor])
+            _ = await session.request(server.url("/get")).serializingData().response
+            let finished: Void = await completion { done in testQueue.async { done(()) } }
+            _ = finished
+            // `resumed` may come before or after the URLRequest exists (as in Alamofire); the rest is ordered.
+            #expect(events.values.filter { $0 != "resumed" } == ["initial", "created", "metrics", "completed:true", "finished"])
+            let values = events.values
+            let resumed = try #require(values.firstIndex(of: "resumed"))
+            let metrics = try #require(values.firstIndex(of: "metrics"))
+            #expect(resumed < metrics)
+        }
+    }
+
+    @Test func adapterAndRetrierApply() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let attempts = OrderRecorder()
+            let adapter = Adapter { request, _, completion in
+                var request = request
+                request.headers.add(.authorization(bearerToken: "token-\(attempts.values.count)"))
+                completion(.success(request))
+            }
+            let retrier = Retrier { request, _, _, completion in
+                attempts.append("retry")
+                completion(request.retryCount < 2 ? .retry : .doNotRetry)
+            }
+            let session = Session(interceptor: Interceptor(adapters: [adapter], retriers: [retrier]))
+            let request = session.request(server.url("/status/500")).validate()
+            let response = await request.serializingData().response
+            #expect(response.error?.responseCode == 500)
+            #expect(request.retryCount == 2)
+            #expect(attempts.values == ["retry", "retry", "retry"])
+            #expect(request.requests.last?.headers["Authorization"] == "Bearer token-2")
+        }
+    }
+
+    @Test func startRequestsImmediatelyFalseWaitsForResume() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Session(startRequestsImmediately: false)
+            let request = session.request(server.url("/get"))
+            let task = request.serializingData()
+            #expect(request.state == .initialized)
+            request.resume()
+            #expect(try await task.value.isEmpty == false)
+        }
+    }
+}
+
+/// Collects strings from any thread.
+final class OrderRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [String] = []
+    func append(_ value: String) { lock.withLock { storage.append(value) } }
+    var values: [String] { lock.withLock { storage } }
+}
