@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "AlamofireNIO", targets: ["AlamofireNIO"]),
         .library(name: "HTTPBinServer", targets: ["HTTPBinServer"]),
+        .executable(name: "af-tour", targets: ["af-tour"]),
         .executable(name: "httpbin-server", targets: ["httpbin-server"]),
     ],
     dependencies: [
@@ -92,6 +93,12 @@ let package = Package(
             dependencies: [
                 "AlamofireNIOTransport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The tour of Alamofire's usage guide against the bundled server: the README's main command.
+        .executableTarget(
+            name: "af-tour",
+            dependencies: ["AlamofireNIO", "HTTPBinServer"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

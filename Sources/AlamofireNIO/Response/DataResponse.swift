@@ -105,16 +105,16 @@ enum DebugDescription {
         let url = request.url?.absoluteString ?? "None"
         let headers = headerBlock(request.headers)
         let body = request.httpBody.map { String(decoding: $0, as: UTF8.self) }.map { "\n    [Body]: \($0)" } ?? "\n    [Body]: None"
-        return "[Request]: \(method) \(url)\n    [Headers]: \(headers)\(body)"
+        return "[Request]: \(method) \(url)\n    [Headers]:\(headers)\(body)"
     }
 
     static func description(of response: HTTPURLResponse, data: Data?) -> String {
         let body = data.map { String(decoding: $0, as: UTF8.self) }.map { "\n    [Body]: \($0)" } ?? "\n    [Body]: None"
-        return "[Response]:\n    [Status Code]: \(response.statusCode)\n    [Headers]: \(headerBlock(response.headers))\(body)"
+        return "[Response]:\n    [Status Code]: \(response.statusCode)\n    [Headers]:\(headerBlock(response.headers))\(body)"
     }
 
     static func headerBlock(_ headers: HTTPHeaders) -> String {
-        guard !headers.isEmpty else { return "None" }
+        guard !headers.isEmpty else { return " None" }
         return "\n" + headers.sorted().map { "        \($0.name): \($0.value)" }.joined(separator: "\n")
     }
 }

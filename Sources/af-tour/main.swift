@@ -1,0 +1,216 @@
+import AlamofireNIO
+import Foundation
+import HTTPBinServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// A tour of Alamofire's usage guide (seed 000), run against the bundled HTTPBinServer on
+// 127.0.0.1. Each step prints what it really returned. Callback-style examples use the default
+// `.main` queue, as the guide does; top-level `await` keeps the main queue running.
+
+func section(_ title: String) { print("\n== \(title)") }
+func step(_ title: String, _ result: String) { print("- \(title): \(result)") }
+
+/// Awaits a completion handler delivered on the main queue.
+func onMain<T: Sendable>(_ register: (@escaping @Sendable (T) -> Void) -> Void) async -> T {
+    await withCheckedContinuation { continuation in register { continuation.resume(returning: $0) } }
+}
+
+/// The parts of httpbin's echo the tour prints.
+struct Echo: Decodable, Sendable {
+    let args: [String: String]?
+    let form: [String: String]?
+    let data: String?
+    let headers: [String: String]
+    let url: String?
+}
+
+func summary(_ result: Result<some Any, AFError>) -> String {
+    switch result {
+    case .success(let value): "success(\(value))"
+    case .failure(let error): "failure(\(error.localizedDescription))"
+    }
+}
+
+let server = try await HTTPBinServer.start()
+let base = server.baseURL.absoluteString
+print("HTTPBinServer at \(base)")
+
+section("Making requests")
+for method in [HTTPMethod.get, .post, .put, .delete] {
+    let status = await onMain { done in
+        AF.request("\(base)/\(method.rawValue.lowercased())", method: method).response { done($0.response?.statusCode) }
+    }
+    step(
+        "AF.request(\"/\(method.rawValue.lowercased())\", method: .\(method.rawValue.lowercased()))",
+        "status \(status.map(String.init) ?? "none")")
+}
+let modified = await onMain { done in
+    AF.request("\(base)/get", requestModifier: { $0.timeoutInterval = 5 }).response { done($0.request?.timeoutInterval) }
+}
+step("requestModifier { $0.timeoutInterval = 5 }", "timeoutInterval \(modified ?? 0)")
+
+section("Parameters: URLEncodedFormParameterEncoder")
+let foo = ["foo": "bar"]
+for (name, request) in [
+    ("default encoding", AF.request("\(base)/get", parameters: foo)),
+    ("URLEncodedFormParameterEncoder.default", AF.request("\(base)/get", parameters: foo, encoder: URLEncodedFormParameterEncoder.default)),
+    (
+        ".methodDependent",
+        AF.request("\(base)/get", parameters: foo, encoder: URLEncodedFormParameterEncoder(destination: .methodDependent))
+    ),
+] {
+    let url = await onMain { done in request.response { done($0.request?.url?.absoluteString ?? "none") } }
+    step(name, url)
+}
+let arrays: [String: [String]] = ["foo": ["bar"], "baz": ["a", "b"], "qux": ["x", "y", "z"]]
+let postBody = await onMain { done in
+    AF.request("\(base)/post", method: .post, parameters: arrays).response {
+        done($0.request?.httpBody.map { String(decoding: $0, as: UTF8.self) } ?? "")
+    }
+}
+step("POST [String: [String]] body", postBody)
+let options: [(String, URLEncodedFormEncoder)] = [
+    ("alphabetizeKeyValuePairs: false", URLEncodedFormEncoder(alphabetizeKeyValuePairs: false)),
+    ("arrayEncoding: .noBrackets", URLEncodedFormEncoder(arrayEncoding: .noBrackets)),
+    ("arrayEncoding: .indexInBrackets", URLEncodedFormEncoder(arrayEncoding: .indexInBrackets)),
+    ("boolEncoding: .literal", URLEncodedFormEncoder(boolEncoding: .literal)),
+    ("keyEncoding: .convertToSnakeCase", URLEncodedFormEncoder(keyEncoding: .convertToSnakeCase)),
+    ("spaceEncoding: .plusReplaced", URLEncodedFormEncoder(spaceEncoding: .plusReplaced)),
+]
+struct Sample: Encodable, Sendable {
+    let userName = "Jane Doe"
+    let tags = ["a", "b"]
+    let isAdmin = true
+}
+for (name, encoder) in options {
+    let query: String = (try? encoder.encode(Sample())) ?? "error"
+    step(name, query)
+}
+let dates: String = (try? URLEncodedFormEncoder(dateEncoding: .iso8601).encode(["date": Date(timeIntervalSince1970: 0)])) ?? "error"
+step("dateEncoding: .iso8601", dates)
+let dataValue: String = (try? URLEncodedFormEncoder(dataEncoding: .base64).encode(["data": Data("hi".utf8)])) ?? "error"
+step("dataEncoding: .base64", dataValue)
+
+section("Parameters: JSONParameterEncoder")
+for (name, encoder) in [
+    ("JSONParameterEncoder.default", JSONParameterEncoder.default), ("JSONParameterEncoder.sortedKeys", JSONParameterEncoder.sortedKeys),
+    ("JSONParameterEncoder.prettyPrinted", JSONParameterEncoder.prettyPrinted),
+] {
+    let body = await onMain { done in
+        AF.request("\(base)/post", method: .post, parameters: arrays, encoder: encoder).response {
+            done($0.request?.httpBody.map { String(decoding: $0, as: UTF8.self) } ?? "")
+        }
+    }
+    step(name, body.replacingOccurrences(of: "\n", with: "⏎"))
+}
+let snake = JSONEncoder()
+snake.keyEncodingStrategy = .convertToSnakeCase
+let snakeBody = try JSONParameterEncoder(encoder: snake).encode(Sample(), into: URLRequest(url: "\(base)/post", method: .post)).httpBody
+step("custom JSONEncoder (.convertToSnakeCase)", snakeBody.map { String(decoding: $0, as: UTF8.self) } ?? "")
+let manual = try URLEncodedFormParameterEncoder.default.encode(["foo": "bar"], into: URLRequest(url: URL(string: "\(base)/get")!))
+step("manual URLRequest encoding", manual.url?.absoluteString ?? "")
+
+section("HTTP headers")
+let literalHeaders: HTTPHeaders = ["Authorization": "Basic VXNlcm5hbWU6UGFzc3dvcmQ=", "Accept": "application/json"]
+let typedHeaders: HTTPHeaders = [.authorization(username: "Username", password: "Password"), .accept("application/json")]
+for (name, headers) in [("dictionary literal", literalHeaders), ("HTTPHeader values", typedHeaders)] {
+    let echoed = try await AF.request("\(base)/headers", headers: headers).serializingDecodable(Echo.self).value
+    step(name, "server saw Authorization \(echoed.headers["Authorization"] ?? "none"), Accept \(echoed.headers["Accept"] ?? "none")")
+}
+for header in HTTPHeaders.default { step("default \(header.name)", header.value) }
+
+section("Response validation")
+let automatic = await onMain { done in AF.request("\(base)/get").validate().responseJSON { done(summary($0.result.map { _ in "JSON" })) } }
+step("validate()", automatic)
+let manualValidation = await onMain { done in
+    AF.request("\(base)/get").validate(statusCode: 200..<300).validate(contentType: ["application/json"]).responseData { response in
+        switch response.result {
+        case .success: done("Validation Successful")
+        case .failure(let error): done("\(error)")
+        }
+    }
+}
+step("validate(statusCode:).validate(contentType:)", manualValidation)
+let failed = await onMain { done in
+    AF.request("\(base)/status/404").validate().responseData { done($0.error?.localizedDescription ?? "none") }
+}
+step("validate() on /status/404", failed)
+
+section("Response handling")
+let plain = await onMain { done in
+    AF.request("\(base)/get").response { done("data \($0.data?.count ?? 0) bytes, status \($0.response?.statusCode ?? 0)") }
+}
+step("response", plain)
+let data = await onMain { done in AF.request("\(base)/get").responseData { done(summary($0.result.map { "\($0.count) bytes" })) } }
+step("responseData", data)
+let string = await onMain { done in AF.request("\(base)/robots.txt").responseString { done(summary($0.result)) } }
+step("responseString", string.replacingOccurrences(of: "\n", with: "⏎"))
+let json = await onMain { done in
+    AF.request("\(base)/json").responseJSON { response in
+        let title = ((response.value as? [String: Any])?["slideshow"] as? [String: Any])?["title"] as? String
+        done(title ?? "none")
+    }
+}
+step("responseJSON: slideshow title", json)
+let decoded = await onMain { done in
+    AF.request("\(base)/get?q=swift").responseDecodable(of: Echo.self) { done(summary($0.result.map { $0.args ?? [:] })) }
+}
+step("responseDecodable(of:)", decoded)
+let chained = await onMain { (done: @escaping @Sendable ([String]) -> Void) in
+    let order = OrderLog()
+    AF.request("\(base)/get")
+        .responseString { _ in order.append("string") }
+        .responseDecodable(of: Echo.self) { _ in
+            order.append("decodable")
+            done(order.entries)
+        }
+}
+step("chained handlers, in order", chained.joined(separator: " → "))
+let utility = await onMain { done in
+    AF.request("\(base)/get").responseData(queue: .global(qos: .utility)) { _ in
+        DispatchQueue.main.async { done("ran on a global utility queue") }
+    }
+}
+step("responseData(queue: .global(qos: .utility))", utility)
+
+section("async/await")
+let awaited = try await AF.request("\(base)/get", parameters: ["name": "tour"]).serializingDecodable(Echo.self).value
+step("serializingDecodable(Echo.self).value", "args \(awaited.args ?? [:])")
+let awaitedString = await AF.request("\(base)/status/418").serializingString().response
+step(
+    "serializingString().response",
+    "status \(awaitedString.response?.statusCode ?? 0): \(awaitedString.value ?? "")".replacingOccurrences(of: "\n", with: ""))
+
+section("Errors")
+let invalid = await AF.request("http://[::1").serializingData().response
+step("invalid URL", invalid.error?.localizedDescription ?? "none")
+let timedOut = await AF.request("\(base)/delay/2") { $0.timeoutInterval = 0.5 }.serializingData().response
+step(
+    "timeoutInterval 0.5 on /delay/2",
+    timedOut.error.map { "\(($0.underlyingError as? URLError)?.code == .timedOut ? "URLError.timedOut" : "\($0)")" } ?? "none")
+let cancelled = AF.request("\(base)/delay/2")
+let cancelledTask = cancelled.serializingData()
+cancelled.cancel()
+let cancelledResponse = await cancelledTask.response
+step("cancel()", cancelledResponse.error?.isExplicitlyCancelledError == true ? "AFError.explicitlyCancelled" : "unexpected")
+
+section("Descriptions")
+let described = AF.request("\(base)/post", method: .post, parameters: ["a": "b"], encoder: JSONParameterEncoder.default)
+let response = await described.serializingData().response
+step("request.description", described.description)
+print(described.cURLDescription())
+print(response.debugDescription.split(separator: "\n").prefix(3).joined(separator: "\n"))
+
+try await server.shutdown()
+print("\nTour complete.")
+
+/// Records handler order from any queue.
+final class OrderLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [String] = []
+    func append(_ entry: String) { lock.withLock { storage.append(entry) } }
+    var entries: [String] { lock.withLock { storage } }
+}
