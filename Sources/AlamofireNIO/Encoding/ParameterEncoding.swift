@@ -21,59 +21,12 @@ public protocol ParameterEncoding: Sendable {
 /// Encodes parameters as a query string or form body, sorting keys, with `key[]` for arrays and
 /// `key[subkey]` for nested dictionaries.
 public struct URLEncoding: ParameterEncoding {
-    /// Where the encoded parameters go.
-    public enum Destination: Sendable {
-        /// The query for GET, HEAD and DELETE; the body otherwise.
-        case methodDependent
-        /// Always the query.
-        case queryString
-        /// Always the body.
-        case httpBody
-
-        func encodesParametersInURL(for method: HTTPMethod) -> Bool {
-            switch self {
-            case .methodDependent: [.get, .head, .delete].contains(method)
-            case .queryString: true
-            case .httpBody: false
-            }
-        }
-    }
-
-    /// How array elements are keyed.
-    public enum ArrayEncoding: Sendable {
-        /// `key[]` (the default).
-        case brackets
-        /// `key`, repeated.
-        case noBrackets
-        /// `key[0]`, `key[1]`, …
-        case indexInBrackets
-        /// The closure's key for each index.
-        case custom(@Sendable (_ key: String, _ index: Int) -> String)
-
-        func encode(key: String, atIndex index: Int) -> String {
-            switch self {
-            case .brackets: "\(key)[]"
-            case .noBrackets: key
-            case .indexInBrackets: "\(key)[\(index)]"
-            case .custom(let encoding): encoding(key, index)
-            }
-        }
-    }
-
-    /// How `Bool` values are written.
-    public enum BoolEncoding: Sendable {
-        /// `1` and `0` (the default).
-        case numeric
-        /// `true` and `false`.
-        case literal
-
-        func encode(value: Bool) -> String {
-            switch self {
-            case .numeric: value ? "1" : "0"
-            case .literal: value ? "true" : "false"
-            }
-        }
-    }
+    /// Where the encoded parameters go: the query for GET, HEAD and DELETE with `.methodDependent`.
+    public typealias Destination = URLEncodedFormParameterEncoder.Destination
+    /// How array elements are keyed: `key[]` by default.
+    public typealias ArrayEncoding = URLEncodedFormEncoder.ArrayEncoding
+    /// How `Bool` values are written: `1`/`0` by default.
+    public typealias BoolEncoding = URLEncodedFormEncoder.BoolEncoding
 
     /// The method-dependent encoding.
     public static var `default`: URLEncoding { URLEncoding() }
@@ -124,14 +77,14 @@ public struct URLEncoding: ParameterEncoding {
             return dictionary.sorted { $0.key < $1.key }.flatMap { queryComponents(fromKey: "\(key)[\($0.key)]", value: $0.value) }
         case let array as [Any]:
             return array.enumerated().flatMap {
-                queryComponents(fromKey: arrayEncoding.encode(key: key, atIndex: $0.offset), value: $0.element)
+                queryComponents(fromKey: arrayEncoding.encode(key, atIndex: $0.offset), value: $0.element)
             }
         case let bool as Bool:
-            return [(escape(key), escape(boolEncoding.encode(value: bool)))]
+            return [(escape(key), escape(boolEncoding.encode(bool)))]
         case let number as NSNumber:
             // A Bool bridged to NSNumber still reads as a Bool.
             if isBoolean(number) {
-                return [(escape(key), escape(boolEncoding.encode(value: number.boolValue)))]
+                return [(escape(key), escape(boolEncoding.encode(number.boolValue)))]
             }
             return [(escape(key), escape("\(number)"))]
         default:
