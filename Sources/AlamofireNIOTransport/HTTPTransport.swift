@@ -70,35 +70,59 @@ public final class HTTPTransport: Sendable {
     /// - Parameter request: what to send.
     /// - Throws: ``TransportError``.
     public func execute(_ request: TransportRequest) async throws -> TransportResponse {
+        switch try await run(request, collectingUpTo: nil) {
+        case .streaming(let response): return response
+        case .collected: throw TransportError(.unknown, "a streaming exchange produced a collected response")
+        }
+    }
+
+    /// Sends the request and returns the whole response, collected on the event loop: for callers
+    /// that buffer the body anyway, this saves a hand-over per chunk.
+    /// - Parameters:
+    ///   - request: what to send.
+    ///   - maximumBytes: the most the body may hold; more fails with `.dataLengthExceedsMaximum`.
+    public func execute(_ request: TransportRequest, collectingUpTo maximumBytes: Int) async throws -> CollectedTransportResponse {
+        switch try await run(request, collectingUpTo: maximumBytes) {
+        case .collected(let response): return response
+        case .streaming: throw TransportError(.unknown, "a collecting exchange produced a streaming response")
+        }
+    }
+
+    /// The result of one of the two ways to execute.
+    private enum Outcome {
+        case streaming(TransportResponse)
+        case collected(CollectedTransportResponse)
+
+        var completion: EventLoopFuture<ExchangeCompletion>? {
+            if case .streaming(let response) = self { response.completion } else { nil }
+        }
+    }
+
+    private func run(_ request: TransportRequest, collectingUpTo maximumBytes: Int?) async throws -> Outcome {
         let origin = try Origin(url: request.url)
         let bodyLength = try Self.bodyLength(request.body)
         let head = try Self.head(for: request, origin: origin, bodyLength: bodyLength)
         let fetchStart = NIODeadline.now()
         let controller = ExchangeController()
-        let deadline = request.timeouts.total.map { total in
-            eventLoopGroup.any().scheduleTask(in: total) { controller.cancel(with: .timedOut("after the request's total time limit")) }
-        }
+        // Enforced by the pool while the request waits and by the connection while it runs, on their
+        // own event loops: no timer is armed or cancelled from this thread.
+        let deadline = request.timeouts.total.map { fetchStart + $0 }
         do {
             let response = try await withTaskCancellationHandler {
                 do {
-                    return try await attempt(request, head, bodyLength, origin, fetchStart, controller, fresh: false)
-                } catch let stale as StaleConnectionError {
+                    return try await attempt(request, head, bodyLength, origin, fetchStart, deadline, controller, maximumBytes, fresh: false)
+                } catch is StaleConnectionError {
                     logger.debug("retrying on a new connection", metadata: ["url": "\(request.url)"])
                     do {
-                        return try await attempt(request, head, bodyLength, origin, fetchStart, controller, fresh: true)
+                        return try await attempt(request, head, bodyLength, origin, fetchStart, deadline, controller, maximumBytes, fresh: true)
                     } catch let again as StaleConnectionError {
-                        _ = stale
                         throw again.error
                     }
                 }
             } onCancel: {
                 controller.cancel(with: .cancelled)
             }
-            if let deadline { response.completion.whenComplete { _ in deadline.cancel() } }
             return response
-        } catch {
-            deadline?.cancel()
-            throw error
         }
     }
 
@@ -113,8 +137,8 @@ public final class HTTPTransport: Sendable {
 
     private func attempt(
         _ request: TransportRequest, _ head: HTTPRequestHead, _ bodyLength: Int64?, _ origin: Origin, _ fetchStart: NIODeadline,
-        _ controller: ExchangeController, fresh: Bool
-    ) async throws -> TransportResponse {
+        _ deadline: NIODeadline?, _ controller: ExchangeController, _ collectLimit: Int?, fresh: Bool
+    ) async throws -> Outcome {
         let pool = self.pool(for: origin, connectTimeout: request.timeouts.connect)
         let requestID = nextRequestID.withLockedValue { id in
             id += 1
@@ -122,14 +146,20 @@ public final class HTTPTransport: Sendable {
         }
         try controller.waitForConnection(pool: pool, request: requestID)
         defer { pool.forget(request: requestID) }
-        let connection = try await pool.lease(request: requestID, needsFreshConnection: fresh)
+        let connection = try await pool.lease(request: requestID, needsFreshConnection: fresh, deadline: deadline)
         let eventLoop = connection.channel.eventLoop
         let exchange = ActiveExchange(
             request: request, head: head, requestBodyLength: bodyLength, headPromise: eventLoop.makePromise(),
-            completionPromise: eventLoop.makePromise(), metrics: ExchangeMetrics(fetchStart: fetchStart))
+            completionPromise: eventLoop.makePromise(), metrics: ExchangeMetrics(fetchStart: fetchStart),
+            collectedPromise: collectLimit.map { _ in eventLoop.makePromise() }, collectLimit: collectLimit ?? .max, deadline: deadline)
         try controller.run(exchange, on: connection)
         connection.start(exchange)
-        return try await exchange.headPromise.futureResult.get()
+        if let collected = exchange.collectedPromise {
+            // The head promise is never used in this mode.
+            exchange.headPromise.futureResult.whenFailure { _ in }
+            return .collected(try await collected.futureResult.get())
+        }
+        return .streaming(try await exchange.headPromise.futureResult.get())
     }
 
     private func pool(for origin: Origin, connectTimeout: TimeAmount?) -> ConnectionPool {

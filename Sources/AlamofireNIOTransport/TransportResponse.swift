@@ -19,6 +19,17 @@ public struct TransportResponse: Sendable {
     }
 }
 
+/// A response read to its end on the event loop, for callers that want the whole body anyway:
+/// one hand-over instead of one per chunk.
+public struct CollectedTransportResponse: Sendable {
+    /// The status line and header fields.
+    public let head: HTTPResponseHead
+    /// The whole body.
+    public let body: ByteBuffer
+    /// Trailers and metrics.
+    public let completion: ExchangeCompletion
+}
+
 /// What an exchange ends with.
 public struct ExchangeCompletion: Sendable {
     /// Trailer fields of a chunked response, if it sent any.

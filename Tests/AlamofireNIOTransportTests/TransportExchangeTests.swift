@@ -168,6 +168,27 @@ import Testing
         }
     }
 
+    @Test func collectingModeHandsOverTheWholeResponseOnce() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
+            let collected = try await transport.execute(TransportRequest(url: server.url("/bytes/300000?seed=5")), collectingUpTo: 1 << 20)
+            var generator = SeededBytes(seed: 5)
+            #expect(collected.head.status == .ok)
+            #expect(Array(collected.body.readableBytesView) == generator.next(300_000))
+            #expect(collected.completion.metrics.responseBodyBytesAfterDecoding == 300_000)
+            let tooBig = await transportError {
+                try await transport.execute(TransportRequest(url: server.url("/bytes/2000")), collectingUpTo: 1000)
+            }
+            #expect(tooBig?.code == .dataLengthExceedsMaximum)
+            let truncated = await transportError {
+                try await transport.execute(TransportRequest(url: server.faultURL("/truncated-body")), collectingUpTo: 1000)
+            }
+            #expect(truncated?.code == .networkConnectionLost)
+            // The connection that refused the oversized body is gone; the pool still serves.
+            #expect(try await transport.execute(TransportRequest(url: server.url("/get")), collectingUpTo: 1 << 20).head.status == .ok)
+        }
+    }
+
     @Test(arguments: ["gzip", "deflate"])
     func compressedResponsesAreDecoded(encoding: String) async throws {
         try await HTTPBinServer.withServer { server async throws in

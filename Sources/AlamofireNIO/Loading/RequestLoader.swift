@@ -24,6 +24,9 @@ struct RequestLoader: Sendable {
     let requestTimeout: TimeInterval
     let resourceTimeout: TimeInterval
 
+    /// The largest body a data request keeps in memory (4 GiB); downloads stream to disk instead.
+    static let maximumBodySize = 1 << 32
+
     /// URLRequest's default `timeoutInterval`: a request with another value chose its own.
     static let defaultRequestTimeout: TimeInterval = 60
 
@@ -48,12 +51,12 @@ struct RequestLoader: Sendable {
 
         var result = LoadResult()
         do {
-            let response = try await transport.execute(transportRequest)
+            // A DataRequest keeps the whole body, so the transport collects it on the event loop.
+            let response = try await transport.execute(transportRequest, collectingUpTo: Self.maximumBodySize)
             let httpResponse = Self.httpURLResponse(response.head, url: url)
             result.response = httpResponse
-            let body = try await response.body.collect()
-            result.data = body.readableBytes > 0 ? Data(body.readableBytesView) : nil
-            let completion = try await response.finished()
+            result.data = response.body.readableBytes > 0 ? Data(response.body.readableBytesView) : nil
+            let completion = response.completion
             result.metrics = TaskMetrics(
                 transactionMetrics: [TransactionMetrics(completion.metrics, request: urlRequest, response: httpResponse, clock: anchor)],
                 taskInterval: DateInterval(start: started, end: Date()), redirectCount: 0)

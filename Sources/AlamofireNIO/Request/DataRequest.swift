@@ -60,7 +60,7 @@ public final class DataRequest: Request, @unchecked Sendable {
                 request: self.request, response: self.response, data: self.data, metrics: self.metrics, serializationDuration: 0,
                 result: result)
             self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response) }
-            self.responseSerializerDidComplete { queue.async { completionHandler(response) } }
+            self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response) })
         }
         return self
     }
@@ -85,7 +85,7 @@ public final class DataRequest: Request, @unchecked Sendable {
                     request: self.request, response: self.response, data: self.data, metrics: self.metrics,
                     serializationDuration: ProcessInfo.processInfo.systemUptime - start, result: result))
             self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response.value) }
-            self.responseSerializerDidComplete { queue.async { completionHandler(response.value) } }
+            self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response.value) })
         }
         return self
     }

@@ -209,8 +209,8 @@ public class Request: @unchecked Sendable {
         mutableState.withLock { state in
             state.isLoading = true
             state.loadTask = Task {
-                let result = await loader.load(urlRequest)
-                self.underlyingQueue.async { self.didCompleteLoad(result) }
+                // The request's state is lock-protected; no hop back to a queue is needed to record the end.
+                self.didCompleteLoad(await loader.load(urlRequest))
             }
         }
     }
@@ -285,7 +285,14 @@ public class Request: @unchecked Sendable {
             return (processNow, state.state.canTransitionTo(.resumed) && state.state == .initialized)
         }
         if processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
-        if resumeNow, session.startRequestsImmediately { underlyingQueue.async { self.resume() } }
+        if resumeNow, session.startRequestsImmediately { resume() }
+    }
+
+    /// Runs `completion` on `queue`: inline when that is the serialization queue, where completions
+    /// are already being delivered (as for the async APIs), else dispatched to it.
+    func deliver(on queue: DispatchQueue, _ completion: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        if queue === serializationQueue { return completion }
+        return { queue.async(execute: completion) }
     }
 
     /// Called by a serializer when it is done; `completion` is the call to the user's handler.

@@ -125,13 +125,13 @@ public final class Session: @unchecked Sendable {
             initial = try request.makeInitialURLRequest()
             try initial.validate()
         } catch {
-            let failure = error.asAFError(or: .createURLRequestFailed(error: error))
-            rootQueue.async { request.didFailToCreateURLRequest(with: failure) }
+            request.didFailToCreateURLRequest(with: error.asAFError(or: .createURLRequestFailed(error: error)))
             return
         }
-        rootQueue.async { request.didCreateInitialURLRequest(initial) }
+        // The request queue targets the root queue by default, so no hop is needed to stay in order.
+        request.didCreateInitialURLRequest(initial)
         guard let adapter = adapter(for: request) else {
-            rootQueue.async { request.didCreateURLRequest(initial) }
+            request.didCreateURLRequest(initial)
             return
         }
         adapter.adapt(initial, for: self) { result in

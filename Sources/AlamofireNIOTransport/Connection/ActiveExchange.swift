@@ -15,6 +15,14 @@ final class ActiveExchange: @unchecked Sendable {
     var metrics: ExchangeMetrics
 
     var bodySource: TransportResponseBody.Producer.Source?
+    /// Set when the caller wants the body collected: the head and body are kept here and handed
+    /// over once, at the end.
+    let collectedPromise: EventLoopPromise<CollectedTransportResponse>?
+    let collectLimit: Int
+    /// When the request's total time runs out, if it has a limit.
+    let deadline: NIODeadline?
+    var collectedHead: HTTPResponseHead?
+    var collectedBody = ByteBuffer()
     var bodyTask: Task<Void, Never>?
     /// Completed when the channel becomes writable again, to resume a body writer.
     var writabilityPromise: EventLoopPromise<Void>?
@@ -29,8 +37,12 @@ final class ActiveExchange: @unchecked Sendable {
 
     init(
         request: TransportRequest, head: HTTPRequestHead, requestBodyLength: Int64?, headPromise: EventLoopPromise<TransportResponse>,
-        completionPromise: EventLoopPromise<ExchangeCompletion>, metrics: ExchangeMetrics
+        completionPromise: EventLoopPromise<ExchangeCompletion>, metrics: ExchangeMetrics,
+        collectedPromise: EventLoopPromise<CollectedTransportResponse>? = nil, collectLimit: Int = .max, deadline: NIODeadline? = nil
     ) {
+        self.deadline = deadline
+        self.collectedPromise = collectedPromise
+        self.collectLimit = collectLimit
         self.request = request
         self.head = head
         self.requestBodyLength = requestBodyLength
@@ -47,6 +59,7 @@ final class ActiveExchange: @unchecked Sendable {
         writabilityPromise?.fail(error)
         writabilityPromise = nil
         headPromise.fail(error)
+        collectedPromise?.fail(error)
         bodySource?.finish(error)
         bodySource = nil
         completionPromise.fail(error)

@@ -260,6 +260,13 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         exchange.metrics.responseHeaderBytesReceived = ActiveExchange.headByteCount(head)
         let isCompressed = head.headers["Content-Encoding"].contains { $0.lowercased() != "identity" }
         exchange.expectedResponseLength = isCompressed ? nil : head.headers.first(name: "Content-Length").flatMap(Int64.init)
+        if exchange.collectedPromise != nil {
+            exchange.collectedHead = head
+            if let length = exchange.expectedResponseLength, length <= exchange.collectLimit {
+                exchange.collectedBody.reserveCapacity(Int(length))
+            }
+            return
+        }
 
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
@@ -276,9 +283,20 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     private func forwardBody(_ buffer: ByteBuffer) {
-        guard let exchange, let source = exchange.bodySource else { return }
+        guard let exchange else { return }
         exchange.responseBodyBytes += Int64(buffer.readableBytes)
         exchange.request.onDownloadProgress?(exchange.responseBodyBytes, exchange.expectedResponseLength)
+        if exchange.collectedPromise != nil {
+            guard exchange.collectedBody.readableBytes + buffer.readableBytes <= exchange.collectLimit else {
+                lastError = TransportError(.dataLengthExceedsMaximum, "the response body is larger than \(exchange.collectLimit) bytes")
+                if let context { perform(stateMachine.errorCaught(), context) }
+                return
+            }
+            var buffer = buffer
+            exchange.collectedBody.writeBuffer(&buffer)
+            return
+        }
+        guard let source = exchange.bodySource else { return }
         if case .stopProducing = source.yield(buffer) {
             stateMachine.consumerDemand(false)
         }
@@ -311,7 +329,11 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         exchange.metrics.responseBodyBytesReceived = max(0, wire - exchange.metrics.responseHeaderBytesReceived)
         exchange.bodySource?.finish()
         exchange.bodySource = nil
-        exchange.completionPromise.succeed(ExchangeCompletion(trailers: trailers, metrics: exchange.metrics))
+        let completion = ExchangeCompletion(trailers: trailers, metrics: exchange.metrics)
+        exchange.completionPromise.succeed(completion)
+        if let collected = exchange.collectedPromise, let head = exchange.collectedHead {
+            collected.succeed(CollectedTransportResponse(head: head, body: exchange.collectedBody, completion: completion))
+        }
     }
 
     private func failExchange(_ kind: HTTP1ConnectionStateMachine.TransportErrorKind) {
@@ -354,24 +376,32 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         exchange.fail(error)
     }
 
+    /// Arms the exchange's timer for whichever comes first: the idle limit after the last activity,
+    /// or the total deadline.
     private func scheduleIdleTimeout(_ exchange: ActiveExchange, _ context: ChannelHandlerContext) {
-        guard let idle = exchange.request.timeouts.idle else { return }
+        let idleDeadline = exchange.request.timeouts.idle.map { exchange.lastActivity + $0 }
+        guard let fireAt = [idleDeadline, exchange.deadline].compactMap({ $0 }).min() else { return }
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
-        let deadline = exchange.lastActivity + idle
-        exchange.idleTimeoutTask = context.eventLoop.scheduleTask(deadline: deadline) {
-            handler.value.idleTimeoutCheck(target.value, idle: idle)
+        exchange.idleTimeoutTask = context.eventLoop.scheduleTask(deadline: fireAt) {
+            handler.value.timeoutCheck(target.value)
         }
     }
 
-    /// Fires the idle timeout, or re-arms it when there was activity since it was set.
-    private func idleTimeoutCheck(_ target: ActiveExchange, idle: TimeAmount) {
+    /// Fires the total or idle timeout, or re-arms the timer when there was activity since it was set.
+    private func timeoutCheck(_ target: ActiveExchange) {
         guard exchange === target, let context else { return }
-        if context.eventLoop.now - target.lastActivity < idle {
-            scheduleIdleTimeout(target, context)
+        let now = context.eventLoop.now
+        if let deadline = target.deadline, now >= deadline {
+            lastError = TransportError.timedOut("after the request's total time limit")
+            perform(stateMachine.cancel(), context)
             return
         }
-        perform(stateMachine.idleTimeoutFired(), context)
+        if let idle = target.request.timeouts.idle, now - target.lastActivity >= idle {
+            perform(stateMachine.idleTimeoutFired(), context)
+            return
+        }
+        scheduleIdleTimeout(target, context)
     }
 
     /// Translates errors from NIO's layers into the codes URLSession uses.

@@ -12,7 +12,13 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
         var waiters: [Int: CheckedContinuation<HTTP1Connection, any Error>] = [:]
         /// Errors to give waiters whose cancellation raced their registration, or whose connection failed.
         var failures: [Int: any Error] = [:]
-        var idleTimers: [Int: Scheduled<Void>] = [:]
+        /// When each idle connection became idle, and which have an idle timer armed. Timers are
+        /// never cancelled (that would wake an event loop from another thread on every lease): when
+        /// one fires it checks how long its connection has really been idle.
+        var idleSince: [Int: NIODeadline] = [:]
+        var idleTimerArmed: Set<Int> = []
+        /// Timers of requests queued with a total deadline.
+        var waitTimers: [Int: Scheduled<Void>] = [:]
     }
 
     let origin: Origin
@@ -34,8 +40,9 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
         self.state = NIOLockedValueBox(State(machine: ConnectionPoolStateMachine(maximumConnections: maximumConnections)))
     }
 
-    /// Waits for a connection; `cancel(request:error:)` with the same id ends the wait.
-    func lease(request: Int, needsFreshConnection: Bool) async throws -> HTTP1Connection {
+    /// Waits for a connection; `cancel(request:error:)` with the same id ends the wait, and so does
+    /// `deadline` if the request has to queue.
+    func lease(request: Int, needsFreshConnection: Bool, deadline: NIODeadline?) async throws -> HTTP1Connection {
         try await withCheckedThrowingContinuation { continuation in
             let actions = state.withLockedValue { state -> [ConnectionPoolStateMachine.Action] in
                 if let failure = state.failures.removeValue(forKey: request) {
@@ -43,7 +50,14 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
                     return []
                 }
                 state.waiters[request] = continuation
-                return state.machine.requestLease(request, needsFreshConnection: needsFreshConnection)
+                let actions = state.machine.requestLease(request, needsFreshConnection: needsFreshConnection)
+                let servedAtOnce = actions.contains { if case .lease(_, request) = $0 { true } else { false } }
+                if let deadline, !servedAtOnce {
+                    state.waitTimers[request] = factory.eventLoopGroup.any().scheduleTask(deadline: deadline) {
+                        self.cancel(request: request, error: TransportError.timedOut("waiting for a connection (the request's total time limit)"))
+                    }
+                }
+                return actions
             }
             run(actions)
         }
@@ -51,6 +65,7 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
 
     /// Stops waiting for a connection, failing the wait with `error`. Harmless once leased.
     func cancel(request: Int, error: any Error) {
+        state.withLockedValue { _ = $0.waitTimers.removeValue(forKey: request) }
         let actions = state.withLockedValue { state -> [ConnectionPoolStateMachine.Action] in
             guard state.waiters[request] != nil else {
                 // Not registered yet: the lease call will find the error and throw it at once.
@@ -93,7 +108,8 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
             switch action {
             case .lease(let connectionID, let request):
                 let (continuation, connection) = state.withLockedValue { state in
-                    state.idleTimers.removeValue(forKey: connectionID)?.cancel()
+                    state.waitTimers.removeValue(forKey: request)?.cancel()
+                    state.idleSince.removeValue(forKey: connectionID)
                     return (state.waiters.removeValue(forKey: request), state.connections[connectionID])
                 }
                 if let connection {
@@ -105,7 +121,7 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
                 createConnection(connectionID)
             case .closeConnection(let connectionID):
                 let connection = state.withLockedValue { state in
-                    state.idleTimers.removeValue(forKey: connectionID)?.cancel()
+                    state.idleSince.removeValue(forKey: connectionID)
                     return state.connections[connectionID]
                 }
                 connection?.close()
@@ -113,7 +129,8 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
                 scheduleIdleTimeout(connectionID)
             case .failRequest(let request, let reason):
                 let (continuation, failure) = state.withLockedValue { state in
-                    (state.waiters.removeValue(forKey: request), state.failures.removeValue(forKey: request))
+                    state.waitTimers.removeValue(forKey: request)?.cancel()
+                    return (state.waiters.removeValue(forKey: request), state.failures.removeValue(forKey: request))
                 }
                 let error: any Error
                 switch reason {
@@ -154,19 +171,39 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
     private func connectionClosed(_ connectionID: Int) {
         let actions = state.withLockedValue { state in
             state.connections.removeValue(forKey: connectionID)
-            state.idleTimers.removeValue(forKey: connectionID)?.cancel()
+            state.idleSince.removeValue(forKey: connectionID)
             return state.machine.connectionClosed(connectionID)
         }
         run(actions)
     }
 
+    /// Notes that the connection became idle, arming its timer unless one is armed already.
     private func scheduleIdleTimeout(_ connectionID: Int) {
         state.withLockedValue { state in
             guard let connection = state.connections[connectionID] else { return }
-            state.idleTimers[connectionID]?.cancel()
-            state.idleTimers[connectionID] = connection.channel.eventLoop.scheduleTask(in: idleTimeout) {
-                self.run(self.state.withLockedValue { $0.machine.idleTimeoutFired(connectionID) })
+            let now = connection.channel.eventLoop.now
+            state.idleSince[connectionID] = now
+            guard !state.idleTimerArmed.contains(connectionID) else { return }
+            state.idleTimerArmed.insert(connectionID)
+            armIdleTimer(connectionID, on: connection, at: now + idleTimeout)
+        }
+    }
+
+    private func armIdleTimer(_ connectionID: Int, on connection: HTTP1Connection, at deadline: NIODeadline) {
+        connection.channel.eventLoop.scheduleTask(deadline: deadline) {
+            let actions = self.state.withLockedValue { state -> [ConnectionPoolStateMachine.Action] in
+                state.idleTimerArmed.remove(connectionID)
+                // Leased or gone since: the next release arms a new timer.
+                guard let since = state.idleSince[connectionID] else { return [] }
+                let idleUntil = since + self.idleTimeout
+                if idleUntil > connection.channel.eventLoop.now {
+                    state.idleTimerArmed.insert(connectionID)
+                    self.armIdleTimer(connectionID, on: connection, at: idleUntil)
+                    return []
+                }
+                return state.machine.idleTimeoutFired(connectionID)
             }
+            self.run(actions)
         }
     }
 }

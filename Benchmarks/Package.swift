@@ -1,0 +1,25 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// The library is the package one directory up; a path dependency's identity is its directory's name.
+let libraryIdentity = Context.packageDirectory.split(separator: "/").dropLast().last.map { String($0).lowercased() } ?? "main"
+
+let package = Package(
+    name: "AlamofireNIOBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "bench",
+            dependencies: [
+                .product(name: "AlamofireNIO", package: libraryIdentity),
+                .product(name: "HTTPBinServer", package: libraryIdentity),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        )
+    ]
+)

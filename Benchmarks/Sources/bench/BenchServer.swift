@@ -1,0 +1,134 @@
+import Foundation
+import HTTPBinServer
+
+/// Where the workloads send requests: nginx on loopback when it can be had, else HTTPBinServer.
+struct BenchServer {
+    let baseURL: URL
+    let description: String
+    let stop: @Sendable () async -> Void
+
+    /// The documents the workloads fetch.
+    static let smallJSON = "/small.json"
+    static let itemsJSON = "/items.json"
+
+    static func start() async throws -> BenchServer {
+        if let nginx = try startNginx() { return nginx }
+        let server = try await HTTPBinServer.start()
+        print("nginx is not available: falling back to HTTPBinServer (numbers are not comparable with nginx runs)")
+        return BenchServer(baseURL: server.baseURL, description: "HTTPBinServer (in-process)") { try? await server.shutdown() }
+    }
+
+    /// Installs nginx-light from Debian if missing, serves the benchmark files from a temporary
+    /// directory on a free loopback port, and returns once it answers.
+    private static func startNginx() throws -> BenchServer? {
+        let binary = "/usr/sbin/nginx"
+        if !FileManager.default.fileExists(atPath: binary) {
+            print("installing nginx-light …")
+            _ = run("/usr/bin/apt-get", ["install", "-y", "-qq", "nginx-light"])
+            guard FileManager.default.fileExists(atPath: binary) else { return nil }
+        }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("alamofire-nio-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("www"), withIntermediateDirectories: true)
+        try Documents.small.write(to: root.appendingPathComponent("www\(smallJSON)"))
+        try Documents.items.write(to: root.appendingPathComponent("www\(itemsJSON)"))
+        let port = freePort()
+        let configuration = """
+            daemon off;
+            worker_processes 1;
+            pid \(root.path)/nginx.pid;
+            error_log \(root.path)/error.log warn;
+            events { worker_connections 16384; }
+            http {
+                access_log off;
+                keepalive_requests 1000000;
+                keepalive_timeout 120s;
+                client_body_temp_path \(root.path)/body;
+                proxy_temp_path \(root.path)/proxy;
+                fastcgi_temp_path \(root.path)/fastcgi;
+                uwsgi_temp_path \(root.path)/uwsgi;
+                scgi_temp_path \(root.path)/scgi;
+                types { application/json json; }
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(root.path)/www;
+                    location /upload { client_max_body_size 0; return 200 "ok"; }
+                }
+            }
+            """
+        try configuration.write(to: root.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-c", root.appendingPathComponent("nginx.conf").path, "-p", root.path]
+        try process.run()
+        let baseURL = URL(string: "http://127.0.0.1:\(port)")!
+        for _ in 0..<100 where !answers(baseURL.appendingPathComponent(smallJSON)) { usleep(50_000) }
+        guard answers(baseURL.appendingPathComponent(smallJSON)) else {
+            process.terminate()
+            return nil
+        }
+        return BenchServer(baseURL: baseURL, description: "nginx (Debian nginx-light, 1 worker)") {
+            process.terminate()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: root)
+        }
+    }
+
+    private static func answers(_ url: URL) -> Bool {
+        (try? Data(contentsOf: url))?.isEmpty == false
+    }
+
+    private static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @discardableResult
+    private static func run(_ path: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        do {
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        } catch {
+            return -1
+        }
+    }
+}
+
+/// The documents served: a 200-byte JSON object and a ~50 KB JSON array of items.
+enum Documents {
+    static let small: Data = {
+        var text = #"{"id":1,"name":"AlamofireNIO","kind":"benchmark","ok":true,"tags":["a","b","c"],"note":""#
+        let closing = #""}"#
+        text += String(repeating: "x", count: 200 - text.utf8.count - closing.utf8.count) + closing
+        return Data(text.utf8)
+    }()
+
+    static let items: Data = {
+        let items = (0..<250).map { index in
+            Item(id: index, title: "Item \(index)", price: Double(index) * 1.25, tags: ["alpha", "beta"], inStock: index % 2 == 0,
+                 description: String(repeating: "d", count: 80))
+        }
+        return (try? JSONEncoder().encode(items)) ?? Data()
+    }()
+}
+
+/// The Codable struct W5 decodes.
+struct Item: Codable, Sendable {
+    let id: Int
+    let title: String
+    let price: Double
+    let tags: [String]
+    let inStock: Bool
+    let description: String
+}
