@@ -116,8 +116,9 @@ enum Documents {
 
     static let items: Data = {
         let items = (0..<250).map { index in
-            Item(id: index, title: "Item \(index)", price: Double(index) * 1.25, tags: ["alpha", "beta"], inStock: index % 2 == 0,
-                 description: String(repeating: "d", count: 80))
+            Item(
+                id: index, title: "Item \(index)", price: Double(index) * 1.25, tags: ["alpha", "beta"], inStock: index % 2 == 0,
+                description: String(repeating: "d", count: 80))
         }
         return (try? JSONEncoder().encode(items)) ?? Data()
     }()
