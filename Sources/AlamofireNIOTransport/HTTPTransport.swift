@@ -110,11 +110,13 @@ public final class HTTPTransport: Sendable {
         do {
             let response = try await withTaskCancellationHandler {
                 do {
-                    return try await attempt(request, head, bodyLength, origin, fetchStart, deadline, controller, maximumBytes, fresh: false)
+                    return try await attempt(
+                        request, head, bodyLength, origin, fetchStart, deadline, controller, maximumBytes, fresh: false)
                 } catch is StaleConnectionError {
                     logger.debug("retrying on a new connection", metadata: ["url": "\(request.url)"])
                     do {
-                        return try await attempt(request, head, bodyLength, origin, fetchStart, deadline, controller, maximumBytes, fresh: true)
+                        return try await attempt(
+                            request, head, bodyLength, origin, fetchStart, deadline, controller, maximumBytes, fresh: true)
                     } catch let again as StaleConnectionError {
                         throw again.error
                     }
