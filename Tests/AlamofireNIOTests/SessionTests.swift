@@ -1,7 +1,8 @@
-import AlamofireNIO
 import Foundation
 import HTTPBinServer
 import Testing
+
+@testable import AlamofireNIO
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -319,4 +320,66 @@ final class OrderRecorder: @unchecked Sendable {
     private var storage: [String] = []
     func append(_ value: String) { lock.withLock { storage.append(value) } }
     var values: [String] { lock.withLock { storage } }
+}
+
+@Suite struct RedirectTests {
+    @Test func redirectsAreFollowedToTheEnd() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let response = await AF.request(server.url("/redirect/3")).serializingDecodable(HTTPBinResponse.self).response
+            #expect(response.value?.url == "http://127.0.0.1:\(server.port)/get")
+            #expect(response.response?.statusCode == 200)
+            #expect(response.metrics?.redirectCount == 3)
+            #expect(response.metrics?.transactionMetrics.count == 4)
+            #expect(response.metrics?.transactionMetrics.first?.response?.statusCode == 302)
+        }
+    }
+
+    @Test func absoluteAndRelativeLocationsResolve() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            #expect(
+                try await AF.request(server.url("/absolute-redirect/2")).serializingDecodable(HTTPBinResponse.self).value.url
+                    == "http://127.0.0.1:\(server.port)/get")
+            #expect(
+                try await AF.request(server.url("/relative-redirect/2")).serializingDecodable(HTTPBinResponse.self).value.url
+                    == "http://127.0.0.1:\(server.port)/get")
+        }
+    }
+
+    @Test(arguments: [(302, "GET", false), (303, "GET", false), (307, "POST", true), (308, "POST", true)])
+    func postRedirectsFollowURLSessionsRules(code: Int, method: String, keepsBody: Bool) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/redirect-to?url=%2Fanything&status_code=\(code)")
+            let value = try await AF.request(url, method: .post, parameters: ["a": "1"], encoder: JSONParameterEncoder.default)
+                .serializingData().value
+            let echoed = try JSONSerialization.jsonObject(with: value) as? [String: Any]
+            #expect(echoed?["method"] as? String == method)
+            #expect((echoed?["data"] as? String == #"{"a":"1"}"#) == keepsBody)
+        }
+    }
+
+    @Test func tooManyRedirectsFail() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let response = await AF.request(server.url("/redirect/17")).serializingData().response
+            #expect((response.error?.underlyingError as? URLError)?.code == .httpTooManyRedirects)
+            let sixteen = await AF.request(server.url("/redirect/16")).serializingData().response
+            #expect(sixteen.response?.statusCode == 200)
+        }
+    }
+
+    @Test func authorizationStaysOnItsOrigin() throws {
+        var request = try URLRequest(url: "http://127.0.0.1:1/a", method: .post, headers: [.authorization(bearerToken: "t")])
+        request.httpBody = Data("x".utf8)
+        let sameOrigin = HTTPURLResponse(url: request.url!, statusCode: 307, httpVersion: nil, headerFields: ["Location": "/b"])!
+        let kept = try #require(RedirectRule.nextRequest(after: request, response: sameOrigin))
+        #expect(kept.url?.absoluteString == "http://127.0.0.1:1/b")
+        #expect(kept.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+        #expect(kept.httpBody == Data("x".utf8))
+        let otherOrigin = HTTPURLResponse(
+            url: request.url!, statusCode: 302, httpVersion: nil, headerFields: ["Location": "http://localhost:2/c"])!
+        let moved = try #require(RedirectRule.nextRequest(after: request, response: otherOrigin))
+        #expect(moved.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(moved.httpMethod == "GET" && moved.httpBody == nil)
+        let notARedirect = HTTPURLResponse(url: request.url!, statusCode: 304, httpVersion: nil, headerFields: ["Location": "/b"])!
+        #expect(RedirectRule.nextRequest(after: request, response: notARedirect) == nil)
+    }
 }

@@ -17,7 +17,8 @@ struct LoadResult: Sendable {
 }
 
 /// Performs one attempt of a `URLRequest` on the transport, applying the session configuration the
-/// way URLSession does: its headers under the request's own, its timeouts unless the request sets one.
+/// way URLSession does: its headers under the request's own, its timeouts unless the request sets
+/// one, and redirects followed by URLSession's rules (see ``RedirectRule``).
 struct RequestLoader: Sendable {
     let transport: HTTPTransport
     let additionalHeaders: HTTPHeaders
@@ -30,8 +31,35 @@ struct RequestLoader: Sendable {
     /// URLRequest's default `timeoutInterval`: a request with another value chose its own.
     static let defaultRequestTimeout: TimeInterval = 60
 
+    /// URLSession's limit; one more fails with `.httpTooManyRedirects`.
+    static let maximumRedirects = 16
+
     func load(_ urlRequest: URLRequest) async -> LoadResult {
         let anchor = WallClockAnchor()
+        let started = Date()
+        var current = urlRequest
+        var transactions: [TransactionMetrics] = []
+        while true {
+            var result = await loadOnce(current, anchor: anchor)
+            if let transaction = result.metrics?.transactionMetrics.first { transactions.append(transaction) }
+            result.metrics =
+                transactions.isEmpty
+                ? nil
+                : TaskMetrics(
+                    transactionMetrics: transactions, taskInterval: DateInterval(start: started, end: Date()),
+                    redirectCount: transactions.count - 1)
+            guard let response = result.response, let next = RedirectRule.nextRequest(after: current, response: response) else {
+                return result
+            }
+            guard transactions.count <= Self.maximumRedirects else {
+                result.error = URLError(.httpTooManyRedirects, userInfo: [NSURLErrorFailingURLErrorKey: response.url as Any])
+                return result
+            }
+            current = next
+        }
+    }
+
+    private func loadOnce(_ urlRequest: URLRequest, anchor: WallClockAnchor) async -> LoadResult {
         let started = Date()
         guard let url = urlRequest.url else {
             return LoadResult(error: URLError(.badURL))
@@ -86,5 +114,32 @@ struct RequestLoader: Sendable {
         return HTTPURLResponse(
             url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
             headerFields: fields)
+    }
+}
+
+/// URLSession's redirect rules: 301, 302 and 303 turn a request into a GET without a body (303
+/// keeps HEAD); 307 and 308 repeat the method and body. `Authorization` is not carried to another
+/// origin.
+enum RedirectRule {
+    static func nextRequest(after request: URLRequest, response: HTTPURLResponse) -> URLRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.statusCode),
+            let location = response.value(forHTTPHeaderField: "Location"),
+            let base = request.url, let target = URL(string: location, relativeTo: base)?.absoluteURL,
+            ["http", "https"].contains(target.scheme?.lowercased() ?? "")
+        else { return nil }
+        var next = request
+        next.url = target
+        let method = request.httpMethod ?? "GET"
+        let keepsMethod = response.statusCode == 307 || response.statusCode == 308
+        if !keepsMethod && !(response.statusCode == 303 && method == "HEAD") && method != "GET" && method != "HEAD" {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.setValue(nil, forHTTPHeaderField: "Content-Type")
+            next.setValue(nil, forHTTPHeaderField: "Content-Length")
+        }
+        if base.host?.lowercased() != target.host?.lowercased() || base.port != target.port || base.scheme != target.scheme {
+            next.setValue(nil, forHTTPHeaderField: "Authorization")
+        }
+        return next
     }
 }
