@@ -261,15 +261,22 @@ public struct PropertyListResponseSerializer: ResponseSerializer {
     public let emptyRequestMethods: Set<HTTPMethod>
     public let options: PropertyListSerialization.ReadOptions
 
-    public init(options: PropertyListSerialization.ReadOptions = []) {
-        self.dataPreprocessor = Self.defaultDataPreprocessor
-        self.emptyResponseCodes = Self.defaultEmptyResponseCodes
-        self.emptyRequestMethods = Self.defaultEmptyRequestMethods
+    public init(
+        dataPreprocessor: any DataPreprocessor = PropertyListResponseSerializer.defaultDataPreprocessor,
+        emptyResponseCodes: Set<Int> = PropertyListResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = PropertyListResponseSerializer.defaultEmptyRequestMethods,
+        options: PropertyListSerialization.ReadOptions = []
+    ) {
+        self.dataPreprocessor = dataPreprocessor
+        self.emptyResponseCodes = emptyResponseCodes
+        self.emptyRequestMethods = emptyRequestMethods
         self.options = options
     }
 
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Any {
-        let data = try DataResponseSerializer().serialize(request: request, response: response, data: data, error: error)
+        let data = try DataResponseSerializer(
+            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods
+        ).serialize(request: request, response: response, data: data, error: error)
         if data.isEmpty { return NSNull() }
         do {
             return try PropertyListSerialization.propertyList(from: data, options: options, format: nil)
