@@ -92,10 +92,6 @@ public final class HTTPTransport: Sendable {
     private enum Outcome {
         case streaming(TransportResponse)
         case collected(CollectedTransportResponse)
-
-        var completion: EventLoopFuture<ExchangeCompletion>? {
-            if case .streaming(let response) = self { response.completion } else { nil }
-        }
     }
 
     private func run(_ request: TransportRequest, collectingUpTo maximumBytes: Int?) async throws -> Outcome {

@@ -21,9 +21,17 @@ struct LoadResult: Sendable {
 /// one, and redirects followed by URLSession's rules (see ``RedirectRule``).
 struct RequestLoader: Sendable {
     let transport: HTTPTransport
-    let additionalHeaders: HTTPHeaders
+    /// The session's headers, already in the transport's form; each request's own replace them.
+    let baseHeaders: NIOHTTP1.HTTPHeaders
     let requestTimeout: TimeInterval
     let resourceTimeout: TimeInterval
+
+    init(transport: HTTPTransport, additionalHeaders: HTTPHeaders, requestTimeout: TimeInterval, resourceTimeout: TimeInterval) {
+        self.transport = transport
+        self.baseHeaders = NIOHTTP1.HTTPHeaders(additionalHeaders.map { ($0.name, $0.value) })
+        self.requestTimeout = requestTimeout
+        self.resourceTimeout = resourceTimeout
+    }
 
     /// The largest body a data request keeps in memory (4 GiB); downloads stream to disk instead.
     static let maximumBodySize = 1 << 32
@@ -40,8 +48,8 @@ struct RequestLoader: Sendable {
         var current = urlRequest
         var transactions: [TransactionMetrics] = []
         while true {
-            var result = await loadOnce(current, anchor: anchor)
-            if let transaction = result.metrics?.transactionMetrics.first { transactions.append(transaction) }
+            var (result, transaction) = await loadOnce(current, anchor: anchor)
+            if let transaction { transactions.append(transaction) }
             result.metrics =
                 transactions.isEmpty
                 ? nil
@@ -59,41 +67,36 @@ struct RequestLoader: Sendable {
         }
     }
 
-    private func loadOnce(_ urlRequest: URLRequest, anchor: WallClockAnchor) async -> LoadResult {
-        let started = Date()
+    /// One exchange, without following redirects; the metrics are the exchange's own.
+    private func loadOnce(_ urlRequest: URLRequest, anchor: WallClockAnchor) async -> (LoadResult, TransactionMetrics?) {
         guard let url = urlRequest.url else {
-            return LoadResult(error: URLError(.badURL))
+            return (LoadResult(error: URLError(.badURL)), nil)
         }
-        var headers = NIOHTTP1.HTTPHeaders()
-        var merged = additionalHeaders
-        for header in urlRequest.headers { merged.update(header) }
-        for header in merged { headers.add(name: header.name, value: header.value) }
+        var headers = baseHeaders
+        for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] { headers.replaceOrAdd(name: name, value: value) }
 
         let idle = urlRequest.timeoutInterval != Self.defaultRequestTimeout ? urlRequest.timeoutInterval : requestTimeout
-        var transportRequest = TransportRequest(
+        let transportRequest = TransportRequest(
             method: NIOHTTP1.HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET"), url: url, headers: headers,
             body: urlRequest.httpBody.map { .bytes(ByteBuffer(bytes: $0)) } ?? .none,
             timeouts: TransportTimeouts(
                 connect: Self.timeAmount(idle), idle: Self.timeAmount(idle), total: Self.timeAmount(resourceTimeout)))
-        transportRequest.headers = headers
 
         var result = LoadResult()
+        var transaction: TransactionMetrics?
         do {
             // A DataRequest keeps the whole body, so the transport collects it on the event loop.
             let response = try await transport.execute(transportRequest, collectingUpTo: Self.maximumBodySize)
             let httpResponse = Self.httpURLResponse(response.head, url: url)
             result.response = httpResponse
             result.data = response.body.readableBytes > 0 ? Data(response.body.readableBytesView) : nil
-            let completion = response.completion
-            result.metrics = TaskMetrics(
-                transactionMetrics: [TransactionMetrics(completion.metrics, request: urlRequest, response: httpResponse, clock: anchor)],
-                taskInterval: DateInterval(start: started, end: Date()), redirectCount: 0)
+            transaction = TransactionMetrics(response.completion.metrics, request: urlRequest, response: httpResponse, clock: anchor)
         } catch let error as TransportError {
             result.error = error.urlError(for: url)
         } catch {
             result.error = URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error, NSURLErrorFailingURLErrorKey: url])
         }
-        return result
+        return (result, transaction)
     }
 
     private static func timeAmount(_ interval: TimeInterval) -> TimeAmount? {

@@ -88,10 +88,6 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
         run(state.withLockedValue { $0.machine.shutDown() })
     }
 
-    var statistics: (connections: Int, waiters: Int) {
-        state.withLockedValue { ($0.machine.connections.count, $0.machine.waiters.count) }
-    }
-
     // MARK: HTTP1ConnectionDelegate
 
     func exchangeFinished(connectionID: Int, reusable: Bool) {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import SwiftASN1
 import X509
 
@@ -70,7 +71,7 @@ struct TrustAnchors: Sendable {
             throw TransportError(.serverCertificateHasUnknownRoot, "the server's certificate does not chain to a trusted root")
         }
         guard let host else { return }
-        let isIPAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        let isIPAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
         var nameVerifier = Verifier(rootCertificates: store) {
             RFC5280Policy()
             ServerIdentityPolicy(serverHostname: isIPAddress ? nil : host, serverIP: isIPAddress ? host : nil)
