@@ -44,8 +44,8 @@ public final class HTTPTransport: Sendable {
     private let eventLoopGroup: any EventLoopGroup
     private let factory: ConnectionFactory
     private let pools = NIOLockedValueBox<[Origin: ConnectionPool]>([:])
-    private let nextRequestID = NIOLockedValueBox(0)
-    private let logger: Logger
+    fileprivate let nextRequestID = NIOLockedValueBox(0)
+    fileprivate let logger: Logger
 
     /// - Parameters:
     ///   - configuration: the transport's settings.
@@ -88,6 +88,30 @@ public final class HTTPTransport: Sendable {
         }
     }
 
+    /// Sends the request and calls `completion` with the whole response, collected on the event loop,
+    /// without a Swift task: for callers that are not async themselves and would otherwise need one.
+    /// `completion` runs once, on an event loop or (for a failure before any I/O) on the calling thread.
+    /// - Parameters:
+    ///   - request: what to send.
+    ///   - maximumBytes: the most the body may hold; more fails with `.dataLengthExceedsMaximum`.
+    ///   - completion: gets the response or the ``TransportError``.
+    /// - Returns: a handle that cancels the exchange in whichever phase it is.
+    @discardableResult
+    public func execute(
+        _ request: TransportRequest, collectingUpTo maximumBytes: Int,
+        completion: @escaping @Sendable (Result<CollectedTransportResponse, TransportError>) -> Void
+    ) -> TransportExchangeHandle {
+        let controller = ExchangeController()
+        start(request, collectingUpTo: maximumBytes, controller: controller) { outcome in
+            switch outcome {
+            case .success(.collected(let response)): completion(.success(response))
+            case .success(.streaming): completion(.failure(TransportError(.unknown, "a collecting exchange produced a streaming response")))
+            case .failure(let error): completion(.failure(error))
+            }
+        }
+        return TransportExchangeHandle(controller: controller)
+    }
+
     /// The result of one of the two ways to execute.
     private enum Outcome {
         case streaming(TransportResponse)
@@ -95,32 +119,112 @@ public final class HTTPTransport: Sendable {
     }
 
     private func run(_ request: TransportRequest, collectingUpTo maximumBytes: Int?) async throws -> Outcome {
-        let origin = try Origin(url: request.url)
-        let bodyLength = try Self.bodyLength(request.body)
-        let head = try Self.head(for: request, origin: origin, bodyLength: bodyLength)
-        let fetchStart = NIODeadline.now()
         let controller = ExchangeController()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                start(request, collectingUpTo: maximumBytes, controller: controller) { continuation.resume(with: $0) }
+            }
+        } onCancel: {
+            controller.cancel(with: .cancelled)
+        }
+    }
+
+    /// Runs the exchange, retrying once on a new connection when a reused one turns out to have died
+    /// before the request could be answered.
+    private func start(
+        _ request: TransportRequest, collectingUpTo maximumBytes: Int?, controller: ExchangeController,
+        completion: @escaping @Sendable (Result<Outcome, TransportError>) -> Void
+    ) {
+        let origin: Origin
+        let bodyLength: Int64?
+        let head: HTTPRequestHead
+        do {
+            origin = try Origin(url: request.url)
+            bodyLength = try Self.bodyLength(request.body)
+            head = try Self.head(for: request, origin: origin, bodyLength: bodyLength)
+        } catch {
+            return completion(.failure(Self.transportError(error)))
+        }
+        let fetchStart = NIODeadline.now()
         // Enforced by the pool while the request waits and by the connection while it runs, on their
         // own event loops: no timer is armed or cancelled from this thread.
         let deadline = request.timeouts.total.map { fetchStart + $0 }
-        do {
-            let response = try await withTaskCancellationHandler {
-                do {
-                    return try await attempt(
-                        request, head, bodyLength, origin, fetchStart, deadline, controller, maximumBytes, fresh: false)
-                } catch is StaleConnectionError {
-                    logger.debug("retrying on a new connection", metadata: ["url": "\(request.url)"])
-                    do {
-                        return try await attempt(
-                            request, head, bodyLength, origin, fetchStart, deadline, controller, maximumBytes, fresh: true)
-                    } catch let again as StaleConnectionError {
-                        throw again.error
-                    }
-                }
-            } onCancel: {
-                controller.cancel(with: .cancelled)
+        let exchange = Attempt(
+            transport: self, request: request, head: head, bodyLength: bodyLength, origin: origin, fetchStart: fetchStart,
+            deadline: deadline, controller: controller, collectLimit: maximumBytes)
+        exchange.run(fresh: false) { result in
+            guard case .failure(let stale as StaleConnectionError) = result else {
+                return completion(result.mapError(Self.transportError))
             }
-            return response
+            self.logger.debug("retrying on a new connection", metadata: ["url": "\(request.url)", "error": "\(stale.error)"])
+            exchange.run(fresh: true) { again in
+                if case .failure(let stale as StaleConnectionError) = again { return completion(.failure(stale.error)) }
+                completion(again.mapError(Self.transportError))
+            }
+        }
+    }
+
+    private static func transportError(_ error: any Error) -> TransportError {
+        error as? TransportError ?? TransportError(.unknown, "\(error)", underlyingError: error)
+    }
+
+    /// One try of an exchange: lease a connection, run the exchange on it, report the outcome.
+    private struct Attempt: Sendable {
+        let transport: HTTPTransport
+        let request: TransportRequest
+        let head: HTTPRequestHead
+        let bodyLength: Int64?
+        let origin: Origin
+        let fetchStart: NIODeadline
+        let deadline: NIODeadline?
+        let controller: ExchangeController
+        let collectLimit: Int?
+
+        func run(fresh: Bool, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
+            let pool = transport.pool(for: origin, connectTimeout: request.timeouts.connect)
+            let requestID = transport.nextRequestID.withLockedValue { id in
+                id += 1
+                return id
+            }
+            // A cancellation that raced the lease left a note in the pool; drop it when done.
+            let finish: @Sendable (Result<Outcome, any Error>) -> Void = { result in
+                pool.forget(request: requestID)
+                completion(result)
+            }
+            do {
+                try controller.waitForConnection(pool: pool, request: requestID)
+            } catch {
+                return finish(.failure(error))
+            }
+            pool.lease(request: requestID, needsFreshConnection: fresh, deadline: deadline) { leased in
+                switch leased {
+                case .failure(let error): finish(.failure(error))
+                case .success(let connection): start(on: connection, completion: finish)
+                }
+            }
+        }
+
+        private func start(on connection: HTTP1Connection, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
+            let eventLoop = connection.channel.eventLoop
+            let exchange = ActiveExchange(
+                request: request, head: head, requestBodyLength: bodyLength, headPromise: eventLoop.makePromise(),
+                completionPromise: eventLoop.makePromise(), metrics: ExchangeMetrics(fetchStart: fetchStart),
+                collectedPromise: collectLimit.map { _ in eventLoop.makePromise() }, collectLimit: collectLimit ?? .max, deadline: deadline)
+            do {
+                try controller.run(exchange, on: connection)
+            } catch {
+                // Nothing was started: settle the promises so none is dropped unfulfilled.
+                exchange.fail(error)
+                return completion(.failure(error))
+            }
+            connection.start(exchange)
+            if let collected = exchange.collectedPromise {
+                // The head promise is never used in this mode.
+                exchange.headPromise.futureResult.whenFailure { _ in }
+                collected.futureResult.whenComplete { completion($0.map(Outcome.collected)) }
+            } else {
+                exchange.headPromise.futureResult.whenComplete { completion($0.map(Outcome.streaming)) }
+            }
         }
     }
 
@@ -133,34 +237,7 @@ public final class HTTPTransport: Sendable {
         pools.forEach { $0.shutDown() }
     }
 
-    private func attempt(
-        _ request: TransportRequest, _ head: HTTPRequestHead, _ bodyLength: Int64?, _ origin: Origin, _ fetchStart: NIODeadline,
-        _ deadline: NIODeadline?, _ controller: ExchangeController, _ collectLimit: Int?, fresh: Bool
-    ) async throws -> Outcome {
-        let pool = self.pool(for: origin, connectTimeout: request.timeouts.connect)
-        let requestID = nextRequestID.withLockedValue { id in
-            id += 1
-            return id
-        }
-        try controller.waitForConnection(pool: pool, request: requestID)
-        defer { pool.forget(request: requestID) }
-        let connection = try await pool.lease(request: requestID, needsFreshConnection: fresh, deadline: deadline)
-        let eventLoop = connection.channel.eventLoop
-        let exchange = ActiveExchange(
-            request: request, head: head, requestBodyLength: bodyLength, headPromise: eventLoop.makePromise(),
-            completionPromise: eventLoop.makePromise(), metrics: ExchangeMetrics(fetchStart: fetchStart),
-            collectedPromise: collectLimit.map { _ in eventLoop.makePromise() }, collectLimit: collectLimit ?? .max, deadline: deadline)
-        try controller.run(exchange, on: connection)
-        connection.start(exchange)
-        if let collected = exchange.collectedPromise {
-            // The head promise is never used in this mode.
-            exchange.headPromise.futureResult.whenFailure { _ in }
-            return .collected(try await collected.futureResult.get())
-        }
-        return .streaming(try await exchange.headPromise.futureResult.get())
-    }
-
-    private func pool(for origin: Origin, connectTimeout: TimeAmount?) -> ConnectionPool {
+    fileprivate func pool(for origin: Origin, connectTimeout: TimeAmount?) -> ConnectionPool {
         pools.withLockedValue { pools in
             if let pool = pools[origin] { return pool }
             let pool = ConnectionPool(
@@ -211,6 +288,17 @@ public final class HTTPTransport: Sendable {
             headers.add(name: "Transfer-Encoding", value: "chunked")
         }
         return HTTPRequestHead(version: .http1_1, method: request.method, uri: target, headers: headers)
+    }
+}
+
+/// Cancels an exchange started with ``HTTPTransport/execute(_:collectingUpTo:completion:)``.
+public struct TransportExchangeHandle: Sendable {
+    let controller: ExchangeController
+
+    /// Ends the exchange in whichever phase it is; its completion gets `.cancelled`. Harmless once it
+    /// has finished.
+    public func cancel() {
+        controller.cancel(with: .cancelled)
     }
 }
 

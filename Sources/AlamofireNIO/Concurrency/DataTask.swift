@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A data request's serialized response, awaitable.
 ///
@@ -7,21 +8,21 @@ public import Foundation
 /// ```
 public struct DataTask<Value: Sendable>: Sendable {
     private let request: DataRequest
-    private let task: Task<AFDataResponse<Value>, Never>
+    private let outcome: AwaitedResponse<AFDataResponse<Value>>
     private let shouldAutomaticallyCancel: Bool
 
-    fileprivate init(request: DataRequest, task: Task<AFDataResponse<Value>, Never>, shouldAutomaticallyCancel: Bool) {
+    fileprivate init(request: DataRequest, outcome: AwaitedResponse<AFDataResponse<Value>>, shouldAutomaticallyCancel: Bool) {
         self.request = request
-        self.task = task
+        self.outcome = outcome
         self.shouldAutomaticallyCancel = shouldAutomaticallyCancel
     }
 
     /// The whole response.
     public var response: AFDataResponse<Value> {
         get async {
-            guard shouldAutomaticallyCancel else { return await task.value }
+            guard shouldAutomaticallyCancel else { return await outcome.value }
             return await withTaskCancellationHandler {
-                await task.value
+                await outcome.value
             } onCancel: {
                 cancel()
             }
@@ -38,9 +39,8 @@ public struct DataTask<Value: Sendable>: Sendable {
         get async throws { try await result.get() }
     }
 
-    /// Cancels the request (and so the task).
+    /// Cancels the request; its response then carries ``AFError/explicitlyCancelled``.
     public func cancel() {
-        task.cancel()
         request.cancel()
     }
 
@@ -99,16 +99,45 @@ extension DataRequest {
     public func serializingResponse<Serializer: DataResponseSerializerProtocol>(
         using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
     ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
-        let task = Task {
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    // The serializing queue hands the response over: no hop to the main queue.
-                    self.response(queue: serializationQueue, responseSerializer: serializer) { continuation.resume(returning: $0) }
+        // The handler is added now (no task to start first) and hands the response over on the
+        // serialization queue: no hop to the main queue.
+        let outcome = AwaitedResponse<AFDataResponse<Serializer.SerializedObject>>()
+        response(queue: serializationQueue, responseSerializer: serializer) { outcome.fulfil($0) }
+        return DataTask(request: self, outcome: outcome, shouldAutomaticallyCancel: shouldAutomaticallyCancel)
+    }
+}
+
+/// A value that arrives once and may be awaited any number of times, before or after it arrives.
+final class AwaitedResponse<Value: Sendable>: Sendable {
+    private struct State {
+        var value: Value?
+        var waiters: [CheckedContinuation<Value, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Stores the value and wakes everyone waiting for it. Only the first call counts.
+    func fulfil(_ value: Value) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Value, Never>] in
+            guard state.value == nil else { return [] }
+            state.value = value
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume(returning: value) }
+    }
+
+    /// The value, once it has arrived.
+    var value: Value {
+        get async {
+            if let value = state.withLock({ $0.value }) { return value }
+            return await withCheckedContinuation { continuation in
+                let value = state.withLock { state -> Value? in
+                    if state.value == nil { state.waiters.append(continuation) }
+                    return state.value
                 }
-            } onCancel: {
-                self.cancel()
+                if let value { continuation.resume(returning: value) }
             }
         }
-        return DataTask(request: self, task: task, shouldAutomaticallyCancel: shouldAutomaticallyCancel)
     }
 }

@@ -2,6 +2,7 @@ import AlamofireNIOTransport
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -42,35 +43,55 @@ struct RequestLoader: Sendable {
     /// URLSession's limit; one more fails with `.httpTooManyRedirects`.
     static let maximumRedirects = 16
 
-    func load(_ urlRequest: URLRequest) async -> LoadResult {
-        let anchor = WallClockAnchor()
-        let started = Date()
-        var current = urlRequest
-        var transactions: [TransactionMetrics] = []
-        while true {
-            var (result, transaction) = await loadOnce(current, anchor: anchor)
-            if let transaction { transactions.append(transaction) }
-            result.metrics =
-                transactions.isEmpty
-                ? nil
-                : TaskMetrics(
-                    transactionMetrics: transactions, taskInterval: DateInterval(start: started, end: Date()),
-                    redirectCount: transactions.count - 1)
-            guard let response = result.response, let next = RedirectRule.nextRequest(after: current, response: response) else {
-                return result
+    /// Loads `urlRequest`, following redirects, and calls `completion` once with the outcome, on an
+    /// event loop (or the calling thread when nothing could be sent). No Swift task is involved.
+    /// - Returns: the operation, to cancel it.
+    @discardableResult
+    func load(_ urlRequest: URLRequest, completion: @escaping @Sendable (LoadResult) -> Void) -> LoadOperation {
+        let operation = LoadOperation()
+        let task = LoadTask(loader: self, operation: operation, started: Date(), anchor: WallClockAnchor(), completion: completion)
+        task.load(urlRequest, transactions: [])
+        return operation
+    }
+
+    /// One task's chain of exchanges, one per redirect.
+    private struct LoadTask: Sendable {
+        let loader: RequestLoader
+        let operation: LoadOperation
+        let started: Date
+        let anchor: WallClockAnchor
+        let completion: @Sendable (LoadResult) -> Void
+
+        func load(_ current: URLRequest, transactions: [TransactionMetrics]) {
+            loader.loadOnce(current, anchor: anchor, operation: operation) { result, transaction in
+                var result = result
+                var transactions = transactions
+                if let transaction { transactions.append(transaction) }
+                result.metrics =
+                    transactions.isEmpty
+                    ? nil
+                    : TaskMetrics(
+                        transactionMetrics: transactions, taskInterval: DateInterval(start: started, end: Date()),
+                        redirectCount: transactions.count - 1)
+                guard let response = result.response, let next = RedirectRule.nextRequest(after: current, response: response) else {
+                    return completion(result)
+                }
+                guard transactions.count <= RequestLoader.maximumRedirects else {
+                    result.error = URLError(.httpTooManyRedirects, userInfo: [NSURLErrorFailingURLErrorKey: response.url as Any])
+                    return completion(result)
+                }
+                load(next, transactions: transactions)
             }
-            guard transactions.count <= Self.maximumRedirects else {
-                result.error = URLError(.httpTooManyRedirects, userInfo: [NSURLErrorFailingURLErrorKey: response.url as Any])
-                return result
-            }
-            current = next
         }
     }
 
     /// One exchange, without following redirects; the metrics are the exchange's own.
-    private func loadOnce(_ urlRequest: URLRequest, anchor: WallClockAnchor) async -> (LoadResult, TransactionMetrics?) {
+    private func loadOnce(
+        _ urlRequest: URLRequest, anchor: WallClockAnchor, operation: LoadOperation,
+        completion: @escaping @Sendable (LoadResult, TransactionMetrics?) -> Void
+    ) {
         guard let url = urlRequest.url else {
-            return (LoadResult(error: URLError(.badURL)), nil)
+            return completion(LoadResult(error: URLError(.badURL)), nil)
         }
         var headers = baseHeaders
         for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] { headers.replaceOrAdd(name: name, value: value) }
@@ -82,21 +103,22 @@ struct RequestLoader: Sendable {
             timeouts: TransportTimeouts(
                 connect: Self.timeAmount(idle), idle: Self.timeAmount(idle), total: Self.timeAmount(resourceTimeout)))
 
-        var result = LoadResult()
-        var transaction: TransactionMetrics?
-        do {
+        operation.start {
             // A DataRequest keeps the whole body, so the transport collects it on the event loop.
-            let response = try await transport.execute(transportRequest, collectingUpTo: Self.maximumBodySize)
-            let httpResponse = Self.httpURLResponse(response.head, url: url)
-            result.response = httpResponse
-            result.data = response.body.readableBytes > 0 ? Data(response.body.readableBytesView) : nil
-            transaction = TransactionMetrics(response.completion.metrics, request: urlRequest, response: httpResponse, clock: anchor)
-        } catch let error as TransportError {
-            result.error = error.urlError(for: url)
-        } catch {
-            result.error = URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error, NSURLErrorFailingURLErrorKey: url])
+            transport.execute(transportRequest, collectingUpTo: Self.maximumBodySize) { outcome in
+                switch outcome {
+                case .success(let response):
+                    let httpResponse = Self.httpURLResponse(response.head, url: url)
+                    let data = response.body.readableBytes > 0 ? Data(response.body.readableBytesView) : nil
+                    let transaction = TransactionMetrics(response.completion.metrics, request: urlRequest, response: httpResponse, clock: anchor)
+                    completion(LoadResult(response: httpResponse, data: data), transaction)
+                case .failure(let error):
+                    completion(LoadResult(error: error.urlError(for: url)), nil)
+                }
+            }
+        } ifCancelled: {
+            completion(LoadResult(error: TransportError(.cancelled, "the request was cancelled").urlError(for: url)), nil)
         }
-        return (result, transaction)
     }
 
     private static func timeAmount(_ interval: TimeInterval) -> TimeAmount? {
@@ -117,6 +139,37 @@ struct RequestLoader: Sendable {
         return HTTPURLResponse(
             url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
             headerFields: fields)
+    }
+}
+
+/// A running load, so that it can be cancelled whichever of its exchanges is under way.
+final class LoadOperation: Sendable {
+    private struct State {
+        var handle: TransportExchangeHandle?
+        var isCancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Starts the next exchange unless the operation was cancelled; `body` returns its handle.
+    fileprivate func start(_ body: () -> TransportExchangeHandle, ifCancelled: () -> Void) {
+        guard !state.withLock({ $0.isCancelled }) else { return ifCancelled() }
+        let handle = body()
+        // A cancel that came while the exchange was starting did not see its handle: apply it now.
+        let cancelledMeanwhile = state.withLock { state -> Bool in
+            state.handle = handle
+            return state.isCancelled
+        }
+        if cancelledMeanwhile { handle.cancel() }
+    }
+
+    /// Cancels the exchange under way; the load then completes with `.cancelled`.
+    func cancel() {
+        let handle = state.withLock { state -> TransportExchangeHandle? in
+            state.isCancelled = true
+            return state.handle
+        }
+        handle?.cancel()
     }
 }
 

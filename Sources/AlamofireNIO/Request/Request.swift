@@ -46,7 +46,7 @@ public class Request: @unchecked Sendable {
         var data: Data?
         /// The request waiting for `resume()` to be loaded.
         var pendingURLRequest: URLRequest?
-        var loadTask: Task<Void, Never>?
+        var loadOperation: LoadOperation?
         var isLoading = false
         var isFinishing = false
         var validators: [@Sendable () -> Void] = []
@@ -119,15 +119,15 @@ public class Request: @unchecked Sendable {
     /// Cancels the request; its result becomes ``AFError/explicitlyCancelled``.
     @discardableResult
     public func cancel() -> Self {
-        let (cancelled, wasLoading) = mutableState.withLock { state -> (Bool, Bool) in
-            guard state.state.canTransitionTo(.cancelled) else { return (false, false) }
+        let (cancelled, wasLoading, operation) = mutableState.withLock { state -> (Bool, Bool, LoadOperation?) in
+            guard state.state.canTransitionTo(.cancelled) else { return (false, false, nil) }
             state.state = .cancelled
             state.error = .explicitlyCancelled
             state.pendingURLRequest = nil
-            state.loadTask?.cancel()
-            return (true, state.isLoading)
+            return (true, state.isLoading, state.loadOperation)
         }
         guard cancelled else { return self }
+        operation?.cancel()
         eventMonitor?.performEvent { $0.requestDidCancel(self) }
         // A load in flight reports its end itself; otherwise there is nothing to wait for.
         if !wasLoading { underlyingQueue.async { self.finish() } }
@@ -205,20 +205,23 @@ public class Request: @unchecked Sendable {
     }
 
     private func startLoading(_ urlRequest: URLRequest) {
-        let loader = session.loader
-        mutableState.withLock { state in
-            state.isLoading = true
-            state.loadTask = Task {
-                // The request's state is lock-protected; no hop back to a queue is needed to record the end.
-                self.didCompleteLoad(await loader.load(urlRequest))
-            }
+        mutableState.withLock { $0.isLoading = true }
+        // The load reports on an event loop; the request's own work (validators, user code) moves to
+        // its queue from there: the one hop between the wire and the serializers.
+        let operation = session.loader.load(urlRequest) { result in
+            self.underlyingQueue.async { self.didCompleteLoad(result) }
         }
+        let cancelledMeanwhile = mutableState.withLock { state -> Bool in
+            if state.isLoading { state.loadOperation = operation }
+            return state.state == .cancelled
+        }
+        if cancelledMeanwhile { operation.cancel() }
     }
 
     private func didCompleteLoad(_ result: LoadResult) {
         let error = mutableState.withLock { state -> AFError? in
             state.isLoading = false
-            state.loadTask = nil
+            state.loadOperation = nil
             state.response = result.response
             state.data = result.data
             if let metrics = result.metrics { state.allMetrics.append(metrics) }

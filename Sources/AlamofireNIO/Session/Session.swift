@@ -22,8 +22,10 @@ public final class Session: @unchecked Sendable {
     public let rootQueue: DispatchQueue
     /// Whether a request starts as soon as its first response handler is added.
     public let startRequestsImmediately: Bool
-    /// Where `URLRequest`s are built.
+    /// Where `URLRequest`s are built when one was passed to `init`; otherwise they are built on the
+    /// calling thread, which saves a hop per request (creation is cheap and never blocks).
     public let requestQueue: DispatchQueue
+    private let createsRequestsOnCallingThread: Bool
     /// Where response serializers run.
     public let serializationQueue: DispatchQueue
     /// Applied to every request, before the request's own.
@@ -37,7 +39,7 @@ public final class Session: @unchecked Sendable {
     ///   - configuration: headers, timeouts and the connection limit (`URLSessionConfiguration.af.default`).
     ///   - rootQueue: the serial queue for requests' internal work.
     ///   - startRequestsImmediately: whether adding a response handler starts a request (`true`).
-    ///   - requestQueue: where `URLRequest`s are built (a queue targeting `rootQueue` by default).
+    ///   - requestQueue: where `URLRequest`s are built; by default, the thread that makes the request.
     ///   - serializationQueue: where responses are serialized (a queue targeting `rootQueue` by default).
     ///   - interceptor: adapts and retries every request.
     ///   - eventMonitors: told of every request's events.
@@ -53,6 +55,7 @@ public final class Session: @unchecked Sendable {
         self.configuration = configuration
         self.rootQueue = rootQueue
         self.startRequestsImmediately = startRequestsImmediately
+        self.createsRequestsOnCallingThread = requestQueue == nil
         self.requestQueue = requestQueue ?? DispatchQueue(label: "\(rootQueue.label).requestQueue", target: rootQueue)
         self.serializationQueue = serializationQueue ?? DispatchQueue(label: "\(rootQueue.label).serializationQueue", target: rootQueue)
         self.interceptor = interceptor
@@ -115,7 +118,11 @@ public final class Session: @unchecked Sendable {
 
     private func perform(_ request: Request) {
         activeRequests.withLock { $0[request.id] = request }
-        requestQueue.async { self.createURLRequest(for: request) }
+        if createsRequestsOnCallingThread {
+            createURLRequest(for: request)
+        } else {
+            requestQueue.async { self.createURLRequest(for: request) }
+        }
     }
 
     private func createURLRequest(for request: Request) {
@@ -128,7 +135,6 @@ public final class Session: @unchecked Sendable {
             request.didFailToCreateURLRequest(with: error.asAFError(or: .createURLRequestFailed(error: error)))
             return
         }
-        // The request queue targets the root queue by default, so no hop is needed to stay in order.
         request.didCreateInitialURLRequest(initial)
         guard let adapter = adapter(for: request) else {
             request.didCreateURLRequest(initial)

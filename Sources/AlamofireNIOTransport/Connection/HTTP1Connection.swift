@@ -14,13 +14,10 @@ final class HTTP1Connection: Sendable {
         self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
     }
 
-    /// Runs the exchange; it reports through its promises.
+    /// Runs the exchange; it reports through its promises. Always queued, even on the event loop:
+    /// the pool may hand the connection over while its handler is still finishing the last exchange.
     func start(_ exchange: ActiveExchange) {
-        if channel.eventLoop.inEventLoop {
-            handler.value.startExchange(exchange)
-        } else {
-            channel.eventLoop.execute { self.handler.value.startExchange(exchange) }
-        }
+        channel.eventLoop.execute { self.handler.value.startExchange(exchange) }
     }
 
     /// Cancels the exchange if it still runs here; the connection closes.

@@ -147,9 +147,11 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .forwardBody(let buffer):
             forwardBody(buffer)
         case .completeExchange(let trailers, let reusable):
-            complete(trailers: trailers)
             if !reusable { context.close(promise: nil) }
+            // The pool learns first, so that a request the caller makes from its completion finds
+            // this connection idle instead of opening another.
             delegate?.exchangeFinished(connectionID: connectionID, reusable: reusable)
+            complete(trailers: trailers)
         case .completeExchangeAndClose(let trailers):
             complete(trailers: trailers)
             context.close(promise: nil)

@@ -9,7 +9,7 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
     private struct State {
         var machine: ConnectionPoolStateMachine
         var connections: [Int: HTTP1Connection] = [:]
-        var waiters: [Int: CheckedContinuation<HTTP1Connection, any Error>] = [:]
+        var waiters: [Int: @Sendable (Result<HTTP1Connection, any Error>) -> Void] = [:]
         /// Errors to give waiters whose cancellation raced their registration, or whose connection failed.
         var failures: [Int: any Error] = [:]
         /// When each idle connection became idle, and which have an idle timer armed. Timers are
@@ -40,27 +40,29 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
         self.state = NIOLockedValueBox(State(machine: ConnectionPoolStateMachine(maximumConnections: maximumConnections)))
     }
 
-    /// Waits for a connection; `cancel(request:error:)` with the same id ends the wait, and so does
-    /// `deadline` if the request has to queue.
-    func lease(request: Int, needsFreshConnection: Bool, deadline: NIODeadline?) async throws -> HTTP1Connection {
-        try await withCheckedThrowingContinuation { continuation in
-            let actions = state.withLockedValue { state -> [ConnectionPoolStateMachine.Action] in
-                if let failure = state.failures.removeValue(forKey: request) {
-                    continuation.resume(throwing: failure)
-                    return []
+    /// Asks for a connection; `completion` gets it (or why there is none), at once if one is idle,
+    /// else on the event loop that frees or opens one. `cancel(request:error:)` with the same id ends
+    /// the wait, and so does `deadline` if the request has to queue.
+    func lease(
+        request: Int, needsFreshConnection: Bool, deadline: NIODeadline?,
+        completion: @escaping @Sendable (Result<HTTP1Connection, any Error>) -> Void
+    ) {
+        let registered = state.withLockedValue { state -> Result<[ConnectionPoolStateMachine.Action], any Error> in
+            // Cancelled before it asked: fail at once.
+            if let failure = state.failures.removeValue(forKey: request) { return .failure(failure) }
+            state.waiters[request] = completion
+            let actions = state.machine.requestLease(request, needsFreshConnection: needsFreshConnection)
+            let servedAtOnce = actions.contains { if case .lease(_, request) = $0 { true } else { false } }
+            if let deadline, !servedAtOnce {
+                state.waitTimers[request] = factory.eventLoopGroup.any().scheduleTask(deadline: deadline) {
+                    self.cancel(request: request, error: TransportError.timedOut("waiting for a connection (the request's total time limit)"))
                 }
-                state.waiters[request] = continuation
-                let actions = state.machine.requestLease(request, needsFreshConnection: needsFreshConnection)
-                let servedAtOnce = actions.contains { if case .lease(_, request) = $0 { true } else { false } }
-                if let deadline, !servedAtOnce {
-                    state.waitTimers[request] = factory.eventLoopGroup.any().scheduleTask(deadline: deadline) {
-                        self.cancel(
-                            request: request, error: TransportError.timedOut("waiting for a connection (the request's total time limit)"))
-                    }
-                }
-                return actions
             }
-            run(actions)
+            return .success(actions)
+        }
+        switch registered {
+        case .success(let actions): run(actions)
+        case .failure(let failure): completion(.failure(failure))
         }
     }
 
@@ -104,15 +106,15 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
         for action in actions {
             switch action {
             case .lease(let connectionID, let request):
-                let (continuation, connection) = state.withLockedValue { state in
+                let (waiter, connection) = state.withLockedValue { state in
                     state.waitTimers.removeValue(forKey: request)?.cancel()
                     state.idleSince.removeValue(forKey: connectionID)
                     return (state.waiters.removeValue(forKey: request), state.connections[connectionID])
                 }
                 if let connection {
-                    continuation?.resume(returning: connection)
+                    waiter?(.success(connection))
                 } else {
-                    continuation?.resume(throwing: TransportError.connectionLost("the pooled connection vanished"))
+                    waiter?(.failure(TransportError.connectionLost("the pooled connection vanished")))
                 }
             case .createConnection(let connectionID):
                 createConnection(connectionID)
@@ -125,7 +127,7 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
             case .scheduleIdleTimeout(let connectionID):
                 scheduleIdleTimeout(connectionID)
             case .failRequest(let request, let reason):
-                let (continuation, failure) = state.withLockedValue { state in
+                let (waiter, failure) = state.withLockedValue { state in
                     state.waitTimers.removeValue(forKey: request)?.cancel()
                     return (state.waiters.removeValue(forKey: request), state.failures.removeValue(forKey: request))
                 }
@@ -135,7 +137,7 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
                 case .shutDown: error = TransportError(.cancelled, "the transport was shut down")
                 case .connectionFailed: error = failure ?? TransportError(.cannotConnectToHost, "could not connect to \(origin)")
                 }
-                continuation?.resume(throwing: error)
+                waiter?(.failure(error))
             }
         }
     }
