@@ -110,7 +110,8 @@ struct RequestLoader: Sendable {
                 case .success(let response):
                     let httpResponse = Self.httpURLResponse(response.head, url: url)
                     let data = response.body.readableBytes > 0 ? Data(response.body.readableBytesView) : nil
-                    let transaction = TransactionMetrics(response.completion.metrics, request: urlRequest, response: httpResponse, clock: anchor)
+                    let transaction = TransactionMetrics(
+                        response.completion.metrics, request: urlRequest, response: httpResponse, clock: anchor)
                     completion(LoadResult(response: httpResponse, data: data), transaction)
                 case .failure(let error):
                     completion(LoadResult(error: error.urlError(for: url)), nil)

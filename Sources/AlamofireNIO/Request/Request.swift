@@ -69,7 +69,7 @@ public class Request: @unchecked Sendable {
     let mutableState = Mutex(MutableState())
 
     init(
-        id: UUID = UUID(), underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
+        id: UUID = .random(), underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
         interceptor: (any RequestInterceptor)?, session: Session
     ) {
         self.id = id
@@ -371,6 +371,21 @@ public class Request: @unchecked Sendable {
         }
         components.append("\"\(url.absoluteString)\"")
         return components.joined(separator: " \\\n\t")
+    }
+}
+
+extension UUID {
+    /// A version 4 UUID from the system's random source. Foundation's `UUID()` opens, reads and
+    /// closes `/dev/urandom` on Linux each time: three system calls per request.
+    static func random() -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        var high: UInt64 = generator.next()
+        var low: UInt64 = generator.next()
+        high = (high & ~0xF000) | 0x4000  // version 4
+        low = (low & ~(0xC000 << 48)) | (0x8000 << 48)  // RFC 4122 variant
+        return withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { bytes in
+            UUID(uuid: bytes.load(as: uuid_t.self))
+        }
     }
 }
 

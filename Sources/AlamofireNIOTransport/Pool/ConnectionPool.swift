@@ -55,7 +55,8 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
             let servedAtOnce = actions.contains { if case .lease(_, request) = $0 { true } else { false } }
             if let deadline, !servedAtOnce {
                 state.waitTimers[request] = factory.eventLoopGroup.any().scheduleTask(deadline: deadline) {
-                    self.cancel(request: request, error: TransportError.timedOut("waiting for a connection (the request's total time limit)"))
+                    self.cancel(
+                        request: request, error: TransportError.timedOut("waiting for a connection (the request's total time limit)"))
                 }
             }
             return .success(actions)
