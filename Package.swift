@@ -40,6 +40,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -108,7 +109,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AlamofireNIOTests",
-            dependencies: ["AlamofireNIO", "HTTPBinServer"],
+            dependencies: ["AlamofireNIO", "HTTPBinServer", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -27,6 +27,11 @@ public protocol EventMonitor: Sendable {
         withResult result: Request.ValidationResult)
     func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>)
     func request<Value>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>)
+    func request(
+        _ request: DownloadRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, fileURL: URL?,
+        withResult result: Request.ValidationResult)
+    func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>)
+    func request<Value>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>)
 }
 
 extension EventMonitor {
@@ -50,6 +55,12 @@ extension EventMonitor {
     ) {}
     public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {}
     public func request<Value>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {}
+    public func request(
+        _ request: DownloadRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, fileURL: URL?,
+        withResult result: Request.ValidationResult
+    ) {}
+    public func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>) {}
+    public func request<Value>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {}
 }
 
 /// Delivers each event to every monitor, on the monitor's own queue.

@@ -12,9 +12,23 @@ import FoundationNetworking
 struct LoadResult: Sendable {
     var response: HTTPURLResponse?
     var data: Data?
+    /// Where the body was written, when the load was asked to write it to a file.
+    var fileURL: URL?
     var metrics: TaskMetrics?
     /// A `URLError` with the code URLSession would give, when the attempt failed.
     var error: URLError?
+}
+
+/// How one load differs from a plain data task.
+struct LoadOptions: Sendable {
+    /// Where the body comes from instead of `httpBody` (uploads).
+    var body: TransportRequest.Body?
+    /// Set to stream the response body into a new file in this directory instead of memory.
+    var downloadDirectory: URL?
+    /// Bytes sent so far and the total, if known; called on an event loop.
+    var onUploadProgress: (@Sendable (Int64, Int64?) -> Void)?
+    /// Bytes received so far and the total, if known; called on an event loop.
+    var onDownloadProgress: (@Sendable (Int64, Int64?) -> Void)?
 }
 
 /// Performs one attempt of a `URLRequest` on the transport, applying the session configuration the
@@ -47,9 +61,12 @@ struct RequestLoader: Sendable {
     /// event loop (or the calling thread when nothing could be sent). No Swift task is involved.
     /// - Returns: the operation, to cancel it.
     @discardableResult
-    func load(_ urlRequest: URLRequest, completion: @escaping @Sendable (LoadResult) -> Void) -> LoadOperation {
+    func load(
+        _ urlRequest: URLRequest, options: LoadOptions = LoadOptions(), completion: @escaping @Sendable (LoadResult) -> Void
+    ) -> LoadOperation {
         let operation = LoadOperation()
-        let task = LoadTask(loader: self, operation: operation, started: Date(), anchor: WallClockAnchor(), completion: completion)
+        let task = LoadTask(
+            loader: self, options: options, operation: operation, started: Date(), anchor: WallClockAnchor(), completion: completion)
         task.load(urlRequest, transactions: [])
         return operation
     }
@@ -57,13 +74,14 @@ struct RequestLoader: Sendable {
     /// One task's chain of exchanges, one per redirect.
     private struct LoadTask: Sendable {
         let loader: RequestLoader
+        let options: LoadOptions
         let operation: LoadOperation
         let started: Date
         let anchor: WallClockAnchor
         let completion: @Sendable (LoadResult) -> Void
 
         func load(_ current: URLRequest, transactions: [TransactionMetrics]) {
-            loader.loadOnce(current, anchor: anchor, operation: operation) { result, transaction in
+            loader.loadOnce(current, options: options, anchor: anchor, operation: operation) { result, transaction in
                 var result = result
                 var transactions = transactions
                 if let transaction { transactions.append(transaction) }
@@ -87,7 +105,7 @@ struct RequestLoader: Sendable {
 
     /// One exchange, without following redirects; the metrics are the exchange's own.
     private func loadOnce(
-        _ urlRequest: URLRequest, anchor: WallClockAnchor, operation: LoadOperation,
+        _ urlRequest: URLRequest, options: LoadOptions, anchor: WallClockAnchor, operation: LoadOperation,
         completion: @escaping @Sendable (LoadResult, TransactionMetrics?) -> Void
     ) {
         guard let url = urlRequest.url else {
@@ -97,15 +115,24 @@ struct RequestLoader: Sendable {
         for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] { headers.replaceOrAdd(name: name, value: value) }
 
         let idle = urlRequest.timeoutInterval != Self.defaultRequestTimeout ? urlRequest.timeoutInterval : requestTimeout
-        let transportRequest = TransportRequest(
+        var transportRequest = TransportRequest(
             method: NIOHTTP1.HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET"), url: url, headers: headers,
-            body: urlRequest.httpBody.map { .bytes(ByteBuffer(bytes: $0)) } ?? .none,
+            body: options.body ?? urlRequest.httpBody.map { .bytes(ByteBuffer(bytes: $0)) } ?? .none,
             timeouts: TransportTimeouts(
                 connect: Self.timeAmount(idle), idle: Self.timeAmount(idle), total: Self.timeAmount(resourceTimeout)))
+        transportRequest.onUploadProgress = options.onUploadProgress
+        transportRequest.onDownloadProgress = options.onDownloadProgress
 
+        if let directory = options.downloadDirectory {
+            return operation.start {
+                download(transportRequest, urlRequest: urlRequest, into: directory, anchor: anchor, completion: completion)
+            } ifCancelled: {
+                completion(Self.cancelledResult(url), nil)
+            }
+        }
         operation.start {
             // A DataRequest keeps the whole body, so the transport collects it on the event loop.
-            transport.execute(transportRequest, collectingUpTo: Self.maximumBodySize) { outcome in
+            let handle = transport.execute(transportRequest, collectingUpTo: Self.maximumBodySize) { outcome in
                 switch outcome {
                 case .success(let response):
                     let httpResponse = Self.httpURLResponse(response.head, url: url)
@@ -117,8 +144,52 @@ struct RequestLoader: Sendable {
                     completion(LoadResult(error: error.urlError(for: url)), nil)
                 }
             }
+            return handle.cancel
         } ifCancelled: {
-            completion(LoadResult(error: TransportError(.cancelled, "the request was cancelled").urlError(for: url)), nil)
+            completion(Self.cancelledResult(url), nil)
+        }
+    }
+
+    /// Streams the response body into a new file in `directory`, unless the response is a redirect
+    /// to follow (its body is read and dropped, keeping the connection). Returns the cancel action.
+    private func download(
+        _ transportRequest: TransportRequest, urlRequest: URLRequest, into directory: URL, anchor: WallClockAnchor,
+        completion: @escaping @Sendable (LoadResult, TransactionMetrics?) -> Void
+    ) -> @Sendable () -> Void {
+        let url = transportRequest.url
+        let task = Task {
+            var fileURL: URL?
+            do {
+                let response = try await transport.execute(transportRequest)
+                let httpResponse = Self.httpURLResponse(response.head, url: url)
+                if let httpResponse, RedirectRule.nextRequest(after: urlRequest, response: httpResponse) != nil {
+                    for try await _ in response.body {}
+                } else {
+                    let file = DownloadFile.temporaryURL(in: directory)
+                    fileURL = file
+                    try await DownloadFile.write(response.body, to: file)
+                }
+                let metrics = try await response.finished().metrics
+                let transaction = TransactionMetrics(metrics, request: urlRequest, response: httpResponse, clock: anchor)
+                completion(LoadResult(response: httpResponse, fileURL: fileURL), transaction)
+            } catch {
+                if let fileURL { try? FileManager.default.removeItem(at: fileURL) }
+                completion(LoadResult(error: Self.urlError(error, url: url)), nil)
+            }
+        }
+        return { task.cancel() }
+    }
+
+    private static func cancelledResult(_ url: URL) -> LoadResult {
+        LoadResult(error: TransportError(.cancelled, "the request was cancelled").urlError(for: url))
+    }
+
+    private static func urlError(_ error: any Error, url: URL) -> URLError {
+        switch error {
+        case let error as TransportError: error.urlError(for: url)
+        case let error as URLError: error
+        case is CancellationError: TransportError(.cancelled, "the request was cancelled").urlError(for: url)
+        default: URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error, NSURLErrorFailingURLErrorKey: url])
         }
     }
 
@@ -146,31 +217,31 @@ struct RequestLoader: Sendable {
 /// A running load, so that it can be cancelled whichever of its exchanges is under way.
 final class LoadOperation: Sendable {
     private struct State {
-        var handle: TransportExchangeHandle?
+        var cancelAction: (@Sendable () -> Void)?
         var isCancelled = false
     }
 
     private let state = Mutex(State())
 
-    /// Starts the next exchange unless the operation was cancelled; `body` returns its handle.
-    fileprivate func start(_ body: () -> TransportExchangeHandle, ifCancelled: () -> Void) {
+    /// Starts the next exchange unless the operation was cancelled; `body` returns how to cancel it.
+    fileprivate func start(_ body: () -> @Sendable () -> Void, ifCancelled: () -> Void) {
         guard !state.withLock({ $0.isCancelled }) else { return ifCancelled() }
-        let handle = body()
-        // A cancel that came while the exchange was starting did not see its handle: apply it now.
+        let cancelAction = body()
+        // A cancel that came while the exchange was starting did not see it: apply it now.
         let cancelledMeanwhile = state.withLock { state -> Bool in
-            state.handle = handle
+            state.cancelAction = cancelAction
             return state.isCancelled
         }
-        if cancelledMeanwhile { handle.cancel() }
+        if cancelledMeanwhile { cancelAction() }
     }
 
     /// Cancels the exchange under way; the load then completes with `.cancelled`.
     func cancel() {
-        let handle = state.withLock { state -> TransportExchangeHandle? in
+        let cancelAction = state.withLock { state -> (@Sendable () -> Void)? in
             state.isCancelled = true
-            return state.handle
+            return state.cancelAction
         }
-        handle?.cancel()
+        cancelAction?()
     }
 }
 

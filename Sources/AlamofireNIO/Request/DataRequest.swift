@@ -6,7 +6,7 @@ public import FoundationNetworking
 #endif
 
 /// A request whose response body is kept in memory as `Data`.
-public final class DataRequest: Request, @unchecked Sendable {
+public class DataRequest: Request, @unchecked Sendable {
     /// What this request's `URLRequest` is made from.
     public let convertible: any URLRequestConvertible
 

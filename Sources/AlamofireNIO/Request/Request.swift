@@ -36,6 +36,9 @@ public class Request: @unchecked Sendable {
     /// What a validation closure returns.
     public typealias ValidationResult = Result<Void, any Error>
 
+    /// Called with a request's upload or download progress.
+    public typealias ProgressHandler = @Sendable (Progress) -> Void
+
     struct MutableState {
         var state: State = .initialized
         var requests: [URLRequest] = []
@@ -44,6 +47,10 @@ public class Request: @unchecked Sendable {
         var error: AFError?
         var response: HTTPURLResponse?
         var data: Data?
+        /// Where a download's body was written (and then moved to).
+        var fileURL: URL?
+        var uploadProgressHandler: (handler: ProgressHandler, queue: DispatchQueue)?
+        var downloadProgressHandler: (handler: ProgressHandler, queue: DispatchQueue)?
         /// The request waiting for `resume()` to be loaded.
         var pendingURLRequest: URLRequest?
         var loadOperation: LoadOperation?
@@ -67,6 +74,11 @@ public class Request: @unchecked Sendable {
     let eventMonitor: CompositeEventMonitor?
     let session: Session
     let mutableState = Mutex(MutableState())
+
+    /// How much of the body has been sent (updated as the transport writes it).
+    public let uploadProgress = Progress(totalUnitCount: 0)
+    /// How much of the response body has arrived; the total is `-1` while unknown.
+    public let downloadProgress = Progress(totalUnitCount: 0)
 
     init(
         id: UUID = .random(), underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
@@ -113,6 +125,52 @@ public class Request: @unchecked Sendable {
         get { mutableState.withLock { $0.error } }
         set { mutableState.withLock { $0.error = newValue } }
     }
+
+    // MARK: Progress
+
+    /// Calls `closure` on `queue` whenever more of the body has been sent.
+    @discardableResult
+    public func uploadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
+        mutableState.withLock { $0.uploadProgressHandler = (closure, queue) }
+        return self
+    }
+
+    /// Calls `closure` on `queue` whenever more of the response body has arrived.
+    @discardableResult
+    public func downloadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
+        mutableState.withLock { $0.downloadProgressHandler = (closure, queue) }
+        return self
+    }
+
+    /// Records progress under the lock (the transport reports from an event loop) and tells the
+    /// handler, if there is one, on its queue.
+    private func updateProgress(_ progress: Progress, completed: Int64, total: Int64?, upload: Bool) {
+        let handler = mutableState.withLock { state -> (handler: ProgressHandler, queue: DispatchQueue)? in
+            progress.totalUnitCount = total ?? -1
+            progress.completedUnitCount = completed
+            return upload ? state.uploadProgressHandler : state.downloadProgressHandler
+        }
+        guard let handler else { return }
+        handler.queue.async { handler.handler(progress) }
+    }
+
+    /// How this kind of request is loaded: its body source and file destination, and progress.
+    func loadOptions() -> LoadOptions {
+        var options = LoadOptions()
+        options.onUploadProgress = { [weak self] sent, total in
+            guard let self else { return }
+            self.updateProgress(self.uploadProgress, completed: sent, total: total, upload: true)
+        }
+        options.onDownloadProgress = { [weak self] received, total in
+            guard let self else { return }
+            self.updateProgress(self.downloadProgress, completed: received, total: total, upload: false)
+        }
+        return options
+    }
+
+    /// A kind of request's last word on a finished load before validation (a download moves its
+    /// file here); returns the error that ends the request, if any.
+    func didFinishLoad(_ result: LoadResult) -> AFError? { nil }
 
     // MARK: Control
 
@@ -208,7 +266,7 @@ public class Request: @unchecked Sendable {
         mutableState.withLock { $0.isLoading = true }
         // The load reports on an event loop; the request's own work (validators, user code) moves to
         // its queue from there: the one hop between the wire and the serializers.
-        let operation = session.loader.load(urlRequest) { result in
+        let operation = session.loader.load(urlRequest, options: loadOptions()) { result in
             self.underlyingQueue.async { self.didCompleteLoad(result) }
         }
         let cancelledMeanwhile = mutableState.withLock { state -> Bool in
@@ -219,15 +277,17 @@ public class Request: @unchecked Sendable {
     }
 
     private func didCompleteLoad(_ result: LoadResult) {
-        let error = mutableState.withLock { state -> AFError? in
+        mutableState.withLock { state in
             state.isLoading = false
             state.loadOperation = nil
             state.response = result.response
             state.data = result.data
+            state.fileURL = result.fileURL
             if let metrics = result.metrics { state.allMetrics.append(metrics) }
             if state.error == nil, let failure = result.error { state.error = .sessionTaskFailed(error: failure) }
-            return state.error
         }
+        if self.error == nil, let failure = didFinishLoad(result) { self.error = failure }
+        let error = self.error
         if let metrics = result.metrics { eventMonitor?.performEvent { $0.request(self, didGatherMetrics: metrics) } }
         eventMonitor?.performEvent { $0.request(self, didCompleteWith: error) }
         if error == nil {
@@ -260,6 +320,7 @@ public class Request: @unchecked Sendable {
             state.error = nil
             state.response = nil
             state.data = nil
+            state.fileURL = nil
         }
     }
 

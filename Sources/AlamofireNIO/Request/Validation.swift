@@ -16,7 +16,9 @@ extension DataRequest {
     @discardableResult
     public func validate<S: Sequence & Sendable>(contentType acceptableContentTypes: @escaping @autoclosure @Sendable () -> S) -> Self
     where S.Element == String {
-        validate { _, response, data in ResponseValidation.contentType(response, data: data, acceptable: Array(acceptableContentTypes())) }
+        validate { _, response, data in
+            ResponseValidation.contentType(response, bodyIsEmpty: data?.isEmpty ?? true, acceptable: Array(acceptableContentTypes()))
+        }
     }
 
     /// Requires a 2xx status and a `Content-Type` the request's `Accept` header allows.
@@ -35,8 +37,8 @@ enum ResponseValidation {
         return .failure(AFError.responseValidationFailed(reason: .unacceptableStatusCode(code: response.statusCode)))
     }
 
-    static func contentType(_ response: HTTPURLResponse, data: Data?, acceptable: [String]) -> Request.ValidationResult {
-        guard let data, !data.isEmpty else { return .success(()) }
+    static func contentType(_ response: HTTPURLResponse, bodyIsEmpty: Bool, acceptable: [String]) -> Request.ValidationResult {
+        guard !bodyIsEmpty else { return .success(()) }
         let acceptable = acceptable.map { $0.trimmingCharacters(in: .whitespaces) }
         guard let contentType = response.mimeType ?? response.value(forHTTPHeaderField: "Content-Type").map(mediaType),
             let responseType = MIMEType(contentType)

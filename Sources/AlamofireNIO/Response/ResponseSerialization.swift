@@ -12,8 +12,9 @@ public protocol DataResponseSerializerProtocol<SerializedObject>: Sendable {
     func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> SerializedObject
 }
 
-/// A data serializer with Alamofire's handling of empty responses and preprocessing.
-public protocol ResponseSerializer<SerializedObject>: DataResponseSerializerProtocol {
+/// A serializer for data and downloads (which read their file, then serialize its contents) with
+/// Alamofire's handling of empty responses and preprocessing.
+public protocol ResponseSerializer<SerializedObject>: DataResponseSerializerProtocol, DownloadResponseSerializerProtocol {
     /// Applied to the data before it is serialized.
     var dataPreprocessor: any DataPreprocessor { get }
     /// Methods whose responses may be empty (HEAD).
@@ -284,4 +285,49 @@ public struct PropertyListResponseSerializer: ResponseSerializer {
             throw AFError.responseSerializationFailed(reason: .customSerializationFailed(error: error))
         }
     }
+}
+
+// MARK: Downloads
+
+/// Turns what a download request received (a file) into a value.
+public protocol DownloadResponseSerializerProtocol<SerializedObject>: Sendable {
+    associatedtype SerializedObject
+
+    /// The value; throw (ideally an ``AFError``) when there is none.
+    func serializeDownload(request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, error: (any Error)?) throws -> SerializedObject
+}
+
+extension DownloadResponseSerializerProtocol where Self: DataResponseSerializerProtocol {
+    /// Reads the file and serializes its contents as the data serializer would.
+    public func serializeDownload(
+        request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, error: (any Error)?
+    ) throws
+        -> SerializedObject
+    {
+        if let error { throw error }
+        guard let fileURL else { throw AFError.responseSerializationFailed(reason: .inputFileNil) }
+        let data: Data
+        do {
+            data = try Data(contentsOf: fileURL)
+        } catch {
+            throw AFError.responseSerializationFailed(reason: .inputFileReadFailed(at: fileURL))
+        }
+        return try serialize(request: request, response: response, data: data, error: nil)
+    }
+}
+
+/// The downloaded file's URL itself.
+public struct URLResponseSerializer: DownloadResponseSerializerProtocol {
+    public init() {}
+
+    public func serializeDownload(request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, error: (any Error)?) throws -> URL {
+        if let error { throw error }
+        guard let fileURL else { throw AFError.responseSerializationFailed(reason: .inputFileNil) }
+        return fileURL
+    }
+}
+
+extension DownloadResponseSerializerProtocol where Self == URLResponseSerializer {
+    /// The downloaded file's URL.
+    public static var url: URLResponseSerializer { URLResponseSerializer() }
 }

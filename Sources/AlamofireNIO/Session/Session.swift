@@ -116,7 +116,7 @@ public final class Session: @unchecked Sendable {
 
     // MARK: Running requests
 
-    private func perform(_ request: Request) {
+    func perform(_ request: Request) {
         activeRequests.withLock { $0[request.id] = request }
         if createsRequestsOnCallingThread {
             createURLRequest(for: request)

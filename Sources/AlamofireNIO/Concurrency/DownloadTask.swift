@@ -1,0 +1,107 @@
+public import Foundation
+
+/// A download request's serialized response, awaitable.
+///
+/// ```swift
+/// let fileURL = try await AF.download(url, to: destination).serializingDownloadedFileURL().value
+/// ```
+public struct DownloadTask<Value: Sendable>: Sendable {
+    private let request: DownloadRequest
+    private let outcome: AwaitedResponse<AFDownloadResponse<Value>>
+    private let shouldAutomaticallyCancel: Bool
+
+    fileprivate init(request: DownloadRequest, outcome: AwaitedResponse<AFDownloadResponse<Value>>, shouldAutomaticallyCancel: Bool) {
+        self.request = request
+        self.outcome = outcome
+        self.shouldAutomaticallyCancel = shouldAutomaticallyCancel
+    }
+
+    /// The whole response.
+    public var response: AFDownloadResponse<Value> {
+        get async {
+            guard shouldAutomaticallyCancel else { return await outcome.value }
+            return await withTaskCancellationHandler {
+                await outcome.value
+            } onCancel: {
+                cancel()
+            }
+        }
+    }
+
+    /// The result.
+    public var result: Result<Value, AFError> {
+        get async { await response.result }
+    }
+
+    /// The value, or the ``AFError`` that stopped it.
+    public var value: Value {
+        get async throws { try await result.get() }
+    }
+
+    /// Cancels the download; its response then carries ``AFError/explicitlyCancelled``.
+    public func cancel() { request.cancel() }
+
+    /// Resumes the download.
+    public func resume() { request.resume() }
+
+    /// Suspends the download.
+    public func suspend() { request.suspend() }
+}
+
+extension DownloadRequest {
+    /// The downloaded file's URL, awaitable.
+    public func serializingDownloadedFileURL(automaticallyCancelling shouldAutomaticallyCancel: Bool = false) -> DownloadTask<URL> {
+        serializingDownload(using: URLResponseSerializer(), automaticallyCancelling: shouldAutomaticallyCancel)
+    }
+
+    /// The file's contents, awaitable.
+    public func serializingData(
+        automaticallyCancelling shouldAutomaticallyCancel: Bool = false,
+        dataPreprocessor: any DataPreprocessor = DataResponseSerializer.defaultDataPreprocessor,
+        emptyResponseCodes: Set<Int> = DataResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = DataResponseSerializer.defaultEmptyRequestMethods
+    ) -> DownloadTask<Data> {
+        serializingDownload(
+            using: DataResponseSerializer(
+                dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods),
+            automaticallyCancelling: shouldAutomaticallyCancel)
+    }
+
+    /// The file's contents as text, awaitable.
+    public func serializingString(
+        automaticallyCancelling shouldAutomaticallyCancel: Bool = false,
+        dataPreprocessor: any DataPreprocessor = StringResponseSerializer.defaultDataPreprocessor, encoding: String.Encoding? = nil,
+        emptyResponseCodes: Set<Int> = StringResponseSerializer.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = StringResponseSerializer.defaultEmptyRequestMethods
+    ) -> DownloadTask<String> {
+        serializingDownload(
+            using: StringResponseSerializer(
+                dataPreprocessor: dataPreprocessor, encoding: encoding, emptyResponseCodes: emptyResponseCodes,
+                emptyRequestMethods: emptyRequestMethods),
+            automaticallyCancelling: shouldAutomaticallyCancel)
+    }
+
+    /// The file's contents decoded as `Value`, awaitable.
+    public func serializingDecodable<Value: Decodable & Sendable>(
+        _ type: Value.Type = Value.self, automaticallyCancelling shouldAutomaticallyCancel: Bool = false,
+        dataPreprocessor: any DataPreprocessor = DecodableResponseSerializer<Value>.defaultDataPreprocessor,
+        decoder: any DataDecoder = JSONDecoder(),
+        emptyResponseCodes: Set<Int> = DecodableResponseSerializer<Value>.defaultEmptyResponseCodes,
+        emptyRequestMethods: Set<HTTPMethod> = DecodableResponseSerializer<Value>.defaultEmptyRequestMethods
+    ) -> DownloadTask<Value> {
+        serializingDownload(
+            using: DecodableResponseSerializer<Value>(
+                dataPreprocessor: dataPreprocessor, decoder: decoder, emptyResponseCodes: emptyResponseCodes,
+                emptyRequestMethods: emptyRequestMethods),
+            automaticallyCancelling: shouldAutomaticallyCancel)
+    }
+
+    /// What `serializer` makes of the download, awaitable.
+    public func serializingDownload<Serializer: DownloadResponseSerializerProtocol>(
+        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
+    ) -> DownloadTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
+        let outcome = AwaitedResponse<AFDownloadResponse<Serializer.SerializedObject>>()
+        response(queue: serializationQueue, responseSerializer: serializer) { outcome.fulfil($0) }
+        return DownloadTask(request: self, outcome: outcome, shouldAutomaticallyCancel: shouldAutomaticallyCancel)
+    }
+}

@@ -1,0 +1,125 @@
+import AlamofireNIOTransport
+public import Foundation
+import NIOCore
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A ``DataRequest`` whose body comes from `Data`, a file or an `InputStream`, with upload progress.
+public final class UploadRequest: DataRequest, @unchecked Sendable {
+    /// Where an upload's body comes from.
+    public enum Uploadable: @unchecked Sendable {
+        /// Bytes in memory.
+        case data(Data)
+        /// A file, streamed from disk; removed once the request ends when `shouldRemove` is set.
+        case file(URL, shouldRemove: Bool)
+        /// A stream, read once: a request with a stream body is not retried after it started sending.
+        case stream(InputStream)
+    }
+
+    /// What the request and its body are made from.
+    public let upload: any UploadConvertible
+    /// Used to remove a file the request made for its own body.
+    public let fileManager: FileManager
+    /// The body source, once made.
+    public var uploadable: Uploadable? { uploadableState.withLock { $0 } }
+    private let uploadableState = Mutex<Uploadable?>(nil)
+
+    init(
+        convertible: any UploadConvertible, underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue,
+        eventMonitor: CompositeEventMonitor?, interceptor: (any RequestInterceptor)?, fileManager: FileManager, session: Session
+    ) {
+        self.upload = convertible
+        self.fileManager = fileManager
+        super.init(
+            convertible: convertible, underlyingQueue: underlyingQueue, serializationQueue: serializationQueue, eventMonitor: eventMonitor,
+            interceptor: interceptor, session: session)
+    }
+
+    override func makeInitialURLRequest() throws -> URLRequest {
+        let request = try upload.asURLRequest()
+        if uploadable == nil {
+            do {
+                let made = try upload.createUploadable()
+                uploadableState.withLock { $0 = made }
+            } catch {
+                throw error.asAFError(or: .createUploadableFailed(error: error))
+            }
+        }
+        return request
+    }
+
+    override func loadOptions() -> LoadOptions {
+        var options = super.loadOptions()
+        switch uploadable {
+        case .data(let data): options.body = .bytes(ByteBuffer(bytes: data))
+        case .file(let url, _): options.body = .file(url)
+        case .stream(let stream): options.body = .stream(length: nil, InputStreamBody(stream: stream).write)
+        case nil: break
+        }
+        return options
+    }
+
+    override func finish() {
+        if case .file(let url, shouldRemove: true) = uploadable { try? fileManager.removeItem(at: url) }
+        super.finish()
+    }
+}
+
+/// Makes an upload's body source.
+public protocol UploadableConvertible: Sendable {
+    /// The body source; throwing fails the request with ``AFError/createUploadableFailed(error:)``.
+    func createUploadable() throws -> UploadRequest.Uploadable
+}
+
+extension UploadRequest.Uploadable: UploadableConvertible {
+    public func createUploadable() throws -> UploadRequest.Uploadable { self }
+}
+
+/// Makes both an upload's `URLRequest` and its body source.
+public protocol UploadConvertible: UploadableConvertible & URLRequestConvertible {}
+
+/// An upload's request (a URL, method and headers) with its body source.
+struct ParameterlessUploadConvertible: UploadConvertible {
+    let request: any URLRequestConvertible
+    let uploadable: any UploadableConvertible
+
+    func asURLRequest() throws -> URLRequest { try request.asURLRequest() }
+    func createUploadable() throws -> UploadRequest.Uploadable { try uploadable.createUploadable() }
+}
+
+/// A `URLRequest` from a URL, method, headers and modifier, without parameters.
+struct ParameterlessRequestConvertible: URLRequestConvertible {
+    let url: any URLConvertible
+    let method: HTTPMethod
+    let headers: HTTPHeaders?
+    let requestModifier: RequestModifier?
+
+    func asURLRequest() throws -> URLRequest {
+        var request = try URLRequest(url: url, method: method, headers: headers)
+        try requestModifier?(&request)
+        return request
+    }
+}
+
+/// Reads an `InputStream` in chunks and writes them as the request body.
+private struct InputStreamBody: @unchecked Sendable {
+    let stream: InputStream
+    static let chunkSize = 64 * 1024
+
+    func write(_ writer: TransportBodyWriter) async throws {
+        if stream.streamStatus == .notOpen { stream.open() }
+        defer { stream.close() }
+        var buffer = [UInt8](repeating: 0, count: Self.chunkSize)
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            if count < 0 {
+                throw TransportError(.cannotOpenFile, "the upload stream failed", underlyingError: stream.streamError)
+            }
+            if count == 0 { return }
+            try await writer.write(ByteBuffer(bytes: buffer[0..<count]))
+        }
+    }
+}
