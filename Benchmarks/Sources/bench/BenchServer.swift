@@ -5,32 +5,64 @@ import HTTPBinServer
 struct BenchServer {
     let baseURL: URL
     let description: String
+    /// Holds the served files and the workloads' scratch files (tmpfs when there is one).
+    let root: URL
+    /// Where W3 downloads from and W4 uploads to.
+    let largeFilePath: String
+    let uploadPath: String
     let stop: @Sendable () async -> Void
 
     /// The documents the workloads fetch.
     static let smallJSON = "/small.json"
     static let itemsJSON = "/items.json"
+    /// W3's file, and W4's source (in the scratch directory).
+    static let largeFile = "/large.bin"
+    static let uploadSource = "upload-source.bin"
 
-    static func start() async throws -> BenchServer {
-        if let nginx = try startNginx() { return nginx }
+    static func start(quick: Bool) async throws -> BenchServer {
+        let shm = URL(fileURLWithPath: "/dev/shm")
+        let base = FileManager.default.fileExists(atPath: shm.path) ? shm : FileManager.default.temporaryDirectory
+        let root = base.appendingPathComponent("alamofire-nio-bench-\(getpid())")
+        let www = root.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: www.appendingPathComponent("upload"), withIntermediateDirectories: true)
+        // nginx's workers drop root: they must be able to store uploads and their temporary files.
+        for directory in [root, www, www.appendingPathComponent("upload")] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+        }
+        try Documents.small.write(to: www.appendingPathComponent(smallJSON))
+        try Documents.items.write(to: www.appendingPathComponent(itemsJSON))
+        try makeFile(www.appendingPathComponent(largeFile), size: Sizes.download(quick: quick))
+        try makeFile(root.appendingPathComponent(uploadSource), size: Sizes.upload(quick: quick))
+        if let nginx = try startNginx(root: root) { return nginx }
+        print("nginx is not available: W1–W5 run against HTTPBinServer instead (not comparable with nginx runs)")
         let server = try await HTTPBinServer.start()
-        print("nginx is not available: falling back to HTTPBinServer (numbers are not comparable with nginx runs)")
-        return BenchServer(baseURL: server.baseURL, description: "HTTPBinServer (in-process)") { try? await server.shutdown() }
+        return BenchServer(
+            baseURL: server.baseURL, description: "HTTPBinServer (in-process)", root: root,
+            largeFilePath: "/bytes/\(Sizes.download(quick: quick))", uploadPath: "/upload"
+        ) {
+            try? await server.shutdown()
+            try? FileManager.default.removeItem(at: root)
+        }
+    }
+
+    /// A file of `size` bytes, written in 1 MiB blocks of a repeating pattern.
+    private static func makeFile(_ url: URL, size: Int) throws {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        for _ in 0..<(size / block.count) { try handle.write(contentsOf: block) }
     }
 
     /// Installs nginx-light from Debian if missing, serves the benchmark files from a temporary
     /// directory on a free loopback port, and returns once it answers.
-    private static func startNginx() throws -> BenchServer? {
+    private static func startNginx(root: URL) throws -> BenchServer? {
         let binary = "/usr/sbin/nginx"
         if !FileManager.default.fileExists(atPath: binary) {
             print("installing nginx-light …")
             _ = run("/usr/bin/apt-get", ["install", "-y", "-qq", "nginx-light"])
             guard FileManager.default.fileExists(atPath: binary) else { return nil }
         }
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("alamofire-nio-bench-\(getpid())")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("www"), withIntermediateDirectories: true)
-        try Documents.small.write(to: root.appendingPathComponent("www\(smallJSON)"))
-        try Documents.items.write(to: root.appendingPathComponent("www\(itemsJSON)"))
         let port = freePort()
         let configuration = """
             daemon off;
@@ -51,7 +83,12 @@ struct BenchServer {
                 server {
                     listen 127.0.0.1:\(port);
                     root \(root.path)/www;
-                    location /upload { client_max_body_size 0; return 200 "ok"; }
+                    location /upload/ {
+                        dav_methods PUT;
+                        client_max_body_size 0;
+                        client_body_buffer_size 1m;
+                        create_full_put_path on;
+                    }
                 }
             }
             """
@@ -66,7 +103,10 @@ struct BenchServer {
             process.terminate()
             return nil
         }
-        return BenchServer(baseURL: baseURL, description: "nginx (Debian nginx-light, 1 worker)") {
+        return BenchServer(
+            baseURL: baseURL, description: "nginx (Debian nginx-light, 1 worker)", root: root, largeFilePath: largeFile,
+            uploadPath: "/upload/upload.bin"
+        ) {
             process.terminate()
             process.waitUntilExit()
             try? FileManager.default.removeItem(at: root)

@@ -2,6 +2,7 @@ import AlamofireNIO
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOFileSystem
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,7 +13,16 @@ protocol BenchClient: Sendable {
     var name: String { get }
     func data(_ url: URL) async throws -> Data
     func decode<T: Decodable & Sendable>(_ type: T.Type, _ url: URL) async throws -> T
+    /// Streams the body into the file at `destination`.
+    func download(_ url: URL, to destination: URL) async throws
+    /// Sends the file with PUT, streamed from disk.
+    func upload(_ file: URL, to url: URL) async throws
     func shutdown() async throws
+}
+
+/// Fails a run whose response was not what the workload expects.
+struct UnexpectedResponse: Error, CustomStringConvertible {
+    let description: String
 }
 
 struct AlamofireNIOClient: BenchClient {
@@ -31,6 +41,15 @@ struct AlamofireNIOClient: BenchClient {
 
     func decode<T: Decodable & Sendable>(_ type: T.Type, _ url: URL) async throws -> T {
         try await session.request(url).serializingDecodable(T.self).value
+    }
+
+    func download(_ url: URL, to destination: URL) async throws {
+        _ = try await session.download(url, to: { _, _ in (destination, [.removePreviousFile]) }).validate()
+            .serializingDownloadedFileURL().value
+    }
+
+    func upload(_ file: URL, to url: URL) async throws {
+        _ = try await session.upload(file, to: url, method: .put).validate().serializingData(emptyResponseCodes: [200, 201, 204]).value
     }
 
     func shutdown() async throws {}
@@ -56,6 +75,29 @@ struct AsyncHTTPClientClient: BenchClient {
         try JSONDecoder().decode(T.self, from: try await data(url))
     }
 
+    func download(_ url: URL, to destination: URL) async throws {
+        let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(600))
+        guard response.status == .ok else { throw UnexpectedResponse(description: "status \(response.status)") }
+        try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(destination.path), options: .newFile(replaceExisting: true)) {
+            handle in
+            try await handle.withBufferedWriter(capacity: .mebibytes(1)) { writer in
+                for try await chunk in response.body { try await writer.write(contentsOf: chunk) }
+            }
+        }
+    }
+
+    func upload(_ file: URL, to url: URL) async throws {
+        let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0
+        try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(file.path)) { handle in
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.method = .PUT
+            request.body = .stream(handle.readChunks(chunkLength: .kibibytes(64)), length: .known(Int64(size)))
+            let response = try await client.execute(request, timeout: .seconds(600))
+            guard (200..<300).contains(response.status.code) else { throw UnexpectedResponse(description: "status \(response.status)") }
+            _ = try await response.body.collect(upTo: 1 << 20)
+        }
+    }
+
     func shutdown() async throws { try await client.shutdown() }
 }
 
@@ -79,6 +121,38 @@ struct URLSessionClient: BenchClient {
 
     func decode<T: Decodable & Sendable>(_ type: T.Type, _ url: URL) async throws -> T {
         try JSONDecoder().decode(T.self, from: try await data(url))
+    }
+
+    func download(_ url: URL, to destination: URL) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            session.downloadTask(with: url) { location, response, error in
+                do {
+                    if let error { throw error }
+                    guard let location, (response as? HTTPURLResponse)?.statusCode == 200 else {
+                        throw UnexpectedResponse(description: "no file or not 200")
+                    }
+                    try? FileManager.default.removeItem(at: destination)
+                    try FileManager.default.moveItem(at: location, to: destination)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.resume()
+        }
+    }
+
+    func upload(_ file: URL, to url: URL) async throws {
+        var request = URLRequest(url: url)
+        request.httpMethod = "PUT"
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            session.uploadTask(with: request, fromFile: file) { _, response, error in
+                if let error { return continuation.resume(throwing: error) }
+                guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
+                    return continuation.resume(throwing: UnexpectedResponse(description: "not 2xx"))
+                }
+                continuation.resume()
+            }.resume()
+        }
     }
 
     func shutdown() async throws { session.finishTasksAndInvalidate() }

@@ -1,10 +1,12 @@
 import Foundation
+import HTTPBinServer
 
 // `swift run -c release bench [--quick] [--json PATH] [--client NAME] [--workload ID]`
 //
 // Runs each workload through each client in turn (A B C A B C …, so drift hits all alike) and
 // prints the median, min and max of the runs, with each client's ratio to AsyncHTTPClient. Bigger
-// is better for every figure.
+// is better for every figure. W3, W4 and W6 run each client in a process of its own per run, so
+// that the peak RSS reported is that client's alone.
 
 struct Options {
     var quick = false
@@ -13,21 +15,35 @@ struct Options {
     var client: String?
     /// Only this workload.
     var workload: String?
+    /// Set in a child process: run once and print the measurement as JSON.
+    var child: ChildArguments?
+
+    struct ChildArguments {
+        var base = ""
+        var slow = ""
+        var scratch = ""
+        var largeFilePath = ""
+        var uploadPath = ""
+    }
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
+        func value(_ name: String) throws -> String {
+            guard let value = iterator.next() else { throw BenchError.usage("\(name) needs a value") }
+            return value
+        }
         while let argument = iterator.next() {
             switch argument {
             case "--quick": quick = true
-            case "--json":
-                guard let path = iterator.next() else { throw BenchError.usage("--json needs a path") }
-                jsonPath = path
-            case "--client":
-                guard let name = iterator.next() else { throw BenchError.usage("--client needs a name") }
-                client = name
-            case "--workload":
-                guard let id = iterator.next() else { throw BenchError.usage("--workload needs an id") }
-                workload = id
+            case "--json": jsonPath = try value(argument)
+            case "--client": client = try value(argument)
+            case "--workload": workload = try value(argument)
+            case "--child": child = child ?? ChildArguments()
+            case "--base": child?.base = try value(argument)
+            case "--slow": child?.slow = try value(argument)
+            case "--scratch": child?.scratch = try value(argument)
+            case "--large": child?.largeFilePath = try value(argument)
+            case "--upload": child?.uploadPath = try value(argument)
             default: throw BenchError.usage("unknown argument \(argument)")
             }
         }
@@ -36,57 +52,18 @@ struct Options {
 
 enum BenchError: Error { case usage(String) }
 
-/// A workload: what it is, its unit, and how one run measures a client.
-struct Workload {
-    let id: String
-    let title: String
-    let unit: String
-    let run: @Sendable (any BenchClient, URL) async throws -> Double
+func makeClient(_ name: String, connectionsPerHost: Int) -> any BenchClient {
+    switch name {
+    case "AlamofireNIO": AlamofireNIOClient(maximumConnectionsPerHost: connectionsPerHost)
+    case "AsyncHTTPClient": AsyncHTTPClientClient(maximumConnectionsPerHost: connectionsPerHost)
+    default: URLSessionClient(maximumConnectionsPerHost: connectionsPerHost)
+    }
 }
 
-func workloads(quick: Bool) -> [Workload] {
-    let sequential = quick ? 300 : 2000
-    let concurrentTotal = quick ? 2000 : 20000
-    let decodes = quick ? 300 : 2000
-    return [
-        Workload(id: "W1", title: "\(sequential) sequential GETs of 200 B JSON", unit: "req/s") { client, base in
-            let url = base.appendingPathComponent(BenchServer.smallJSON)
-            let start = ContinuousClock.now
-            for _ in 0..<sequential { _ = try await client.data(url) }
-            return Double(sequential) / seconds(start.duration(to: .now))
-        },
-        Workload(id: "W2", title: "\(concurrentTotal) GETs, 64 in flight", unit: "req/s") { client, base in
-            let url = base.appendingPathComponent(BenchServer.smallJSON)
-            let start = ContinuousClock.now
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                var started = 0
-                for _ in 0..<64 {
-                    group.addTask { _ = try await client.data(url) }
-                    started += 1
-                }
-                while try await group.next() != nil {
-                    if started < concurrentTotal {
-                        group.addTask { _ = try await client.data(url) }
-                        started += 1
-                    }
-                }
-            }
-            return Double(concurrentTotal) / seconds(start.duration(to: .now))
-        },
-        Workload(id: "W5", title: "\(decodes) GETs of 50 KB JSON decoded into Codable", unit: "req/s") { client, base in
-            let url = base.appendingPathComponent(BenchServer.itemsJSON)
-            let start = ContinuousClock.now
-            for _ in 0..<decodes {
-                let items = try await client.decode([Item].self, url)
-                guard items.count == 250 else { throw BenchError.usage("decoded \(items.count) items") }
-            }
-            return Double(decodes) / seconds(start.duration(to: .now))
-        },
-    ]
-}
-
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+/// One run's figures as a child process reports them.
+struct ChildReport: Codable {
+    var measurement: Measurement
+    var peakRSSMB: Double?
 }
 
 struct Figure: Codable {
@@ -94,51 +71,116 @@ struct Figure: Codable {
     var min: Double
     var max: Double
     var unit: String
+    /// Median peak resident memory of the client's process, for the workloads run in their own.
+    var peakRSSMB: Double?
+    /// Requests that failed, over all runs.
+    var errors: Int?
 }
 
 let options = try Options(Array(CommandLine.arguments.dropFirst()))
-let server = try await BenchServer.start()
+let allClients = ["AlamofireNIO", "AsyncHTTPClient", "URLSession"]
+let clientNames = allClients.filter { options.client == nil || $0 == options.client }
+
+if let child = options.child {
+    // A child: one run of one workload through one client, reported on stdout.
+    guard let name = options.client, let workload = workloads(quick: options.quick).first(where: { $0.id == options.workload }) else {
+        throw BenchError.usage("--child needs --client and --workload")
+    }
+    let client = makeClient(name, connectionsPerHost: workload.connectionsPerHost)
+    let context = WorkloadContext(
+        baseURL: URL(string: child.base)!, slowURL: URL(string: child.slow)!, scratch: URL(fileURLWithPath: child.scratch),
+        largeFilePath: child.largeFilePath, uploadPath: child.uploadPath, quick: options.quick)
+    let measurement = try await workload.run(client, context)
+    try? await client.shutdown()
+    let report = ChildReport(measurement: measurement, peakRSSMB: peakResidentMegabytes())
+    print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+    exit(0)
+}
+
+/// Runs one isolated run in a new process and reads its report.
+func runInChild(_ workload: Workload, client: String, context: WorkloadContext) throws -> ChildReport {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    var arguments = [
+        "--child", "--workload", workload.id, "--client", client, "--base", context.baseURL.absoluteString, "--slow",
+        context.slowURL.absoluteString, "--scratch", context.scratch.path, "--large", context.largeFilePath, "--upload", context.uploadPath,
+    ]
+    if context.quick { arguments.append("--quick") }
+    process.arguments = arguments
+    // Temporary files (URLSession's and ours) land beside the destination: a move, not a copy.
+    process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": context.scratch.path]) { _, new in new }
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0, let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last else {
+        throw UnexpectedResponse(description: "the child exited with \(process.terminationStatus)")
+    }
+    return try JSONDecoder().decode(ChildReport.self, from: Data(line.utf8))
+}
+
+let server = try await BenchServer.start(quick: options.quick)
+let slowServer = try await HTTPBinServer.start()
+let context = WorkloadContext(
+    baseURL: server.baseURL, slowURL: slowServer.baseURL, scratch: server.root, largeFilePath: server.largeFilePath,
+    uploadPath: server.uploadPath, quick: options.quick)
 let runs = options.quick ? 3 : 5
-let clients: [any BenchClient] = [
-    AlamofireNIOClient(maximumConnectionsPerHost: 64), AsyncHTTPClientClient(maximumConnectionsPerHost: 64),
-    URLSessionClient(maximumConnectionsPerHost: 64),
-].filter { options.client == nil || $0.name == options.client }
 print("server: \(server.description) at \(server.baseURL.absoluteString); \(runs) interleaved runs per workload\n")
 
 var results: [String: [String: Figure]] = [:]
 for workload in workloads(quick: options.quick) where options.workload == nil || workload.id == options.workload {
     var samples: [String: [Double]] = [:]
-    // One untimed round warms connections, caches and code paths for every client.
-    for client in clients { _ = try? await workload.run(client, server.baseURL) }
+    var memory: [String: [Double]] = [:]
+    var errors: [String: Int] = [:]
+    let clients = Dictionary(
+        uniqueKeysWithValues: workload.isolated
+            ? [] : clientNames.map { ($0, makeClient($0, connectionsPerHost: workload.connectionsPerHost)) })
+    if !workload.isolated {
+        // One untimed round warms connections, caches and code paths for every client.
+        for name in clientNames { _ = try? await workload.run(clients[name]!, context) }
+    }
     for _ in 0..<runs {
-        for client in clients {
+        for name in clientNames {
             do {
-                samples[client.name, default: []].append(try await workload.run(client, server.baseURL))
+                let report =
+                    workload.isolated
+                    ? try runInChild(workload, client: name, context: context)
+                    : ChildReport(measurement: try await workload.run(clients[name]!, context))
+                samples[name, default: []].append(report.measurement.value)
+                errors[name, default: 0] += report.measurement.errors
+                if let peak = report.peakRSSMB { memory[name, default: []].append(peak) }
             } catch {
-                print("  \(workload.id) \(client.name) failed: \(error)")
+                print("  \(workload.id) \(name) failed: \(error)")
             }
         }
     }
+    for client in clients.values { try? await client.shutdown() }
     var figures: [String: Figure] = [:]
     for (name, values) in samples where !values.isEmpty {
         let sorted = values.sorted()
-        figures[name] = Figure(median: sorted[sorted.count / 2], min: sorted.first!, max: sorted.last!, unit: workload.unit)
+        let peak = memory[name].map { $0.sorted()[$0.count / 2] }
+        figures[name] = Figure(
+            median: sorted[sorted.count / 2], min: sorted.first!, max: sorted.last!, unit: workload.unit, peakRSSMB: peak,
+            errors: workload.isolated ? errors[name] : nil)
     }
     results[workload.id] = figures
     print("\(workload.id): \(workload.title)")
     let baseline = figures["AsyncHTTPClient"]?.median
-    for client in clients {
-        guard let figure = figures[client.name] else { continue }
+    for name in clientNames {
+        guard let figure = figures[name] else { continue }
         let ratio = baseline.map { String(format: "%.2f×", figure.median / $0) } ?? "n/a"
-        print(
-            String(
-                format: "  %-16@ %10.1f %@  (min %.1f, max %.1f)  %@ AsyncHTTPClient", client.name as NSString, figure.median,
-                figure.unit as NSString, figure.min, figure.max, ratio as NSString))
+        var line = String(
+            format: "  %-16@ %10.1f %@  (min %.1f, max %.1f)  %@ AsyncHTTPClient", name as NSString, figure.median, figure.unit as NSString,
+            figure.min, figure.max, ratio as NSString)
+        if let peak = figure.peakRSSMB { line += String(format: "  peak RSS %.0f MB", peak) }
+        if let count = figure.errors { line += "  errors \(count)" }
+        print(line)
     }
 }
 
-for client in clients { try? await client.shutdown() }
 await server.stop()
+try? await slowServer.shutdown()
 
 if let path = options.jsonPath {
     let encoder = JSONEncoder()

@@ -132,6 +132,8 @@ struct ConnectionFactory: Sendable {
         let handshake = eventLoopGroup.next().makePromise(of: Void.self)
         var bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Room for two file-body chunks: the next one is read from disk while the last drains.
+            .channelOption(.writeBufferWaterMark, value: .init(low: FileBody.chunkSize, high: 2 * FileBody.chunkSize + 1))
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let sslContext, let anchors else {

@@ -4,7 +4,7 @@ import NIOFileSystem
 
 /// Streams a file as a request body, a chunk at a time, off the event loops.
 enum FileBody {
-    static let chunkSize = 64 * 1024
+    static let chunkSize = 512 * 1024
 
     /// The file's size, or the error URLSession gives for a file it cannot read.
     static func length(of url: URL) throws -> Int64 {

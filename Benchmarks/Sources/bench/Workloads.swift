@@ -1,0 +1,136 @@
+import Foundation
+
+/// What a workload's run sees: the servers and the files it may use.
+struct WorkloadContext: Sendable {
+    /// nginx (or the fallback) serving the static documents and accepting PUTs under `/upload/`.
+    let baseURL: URL
+    /// HTTPBinServer, for the slow endpoint of W6.
+    let slowURL: URL
+    /// A directory on the same file system as the served files, for downloads and upload sources.
+    let scratch: URL
+    let largeFilePath: String
+    let uploadPath: String
+    let quick: Bool
+}
+
+/// A workload: what it is, its unit, and how one run measures a client.
+struct Workload: Sendable {
+    let id: String
+    let title: String
+    let unit: String
+    /// Runs in a process of its own per client and run, so its peak RSS is that client's alone.
+    let isolated: Bool
+    /// Connections per host the clients are made with.
+    let connectionsPerHost: Int
+    let run: @Sendable (any BenchClient, WorkloadContext) async throws -> Measurement
+}
+
+/// One run's figure, with the errors it met (W6 counts them instead of failing).
+struct Measurement: Codable, Sendable {
+    var value: Double
+    var errors = 0
+}
+
+enum Sizes {
+    static func download(quick: Bool) -> Int { quick ? 256 << 20 : 1 << 30 }
+    static func upload(quick: Bool) -> Int { quick ? 64 << 20 : 256 << 20 }
+    static func slowRequests(quick: Bool) -> Int { quick ? 2000 : 10000 }
+    /// W6's endpoint answers after this long.
+    static let slowDelay = "0.5"
+}
+
+func workloads(quick: Bool) -> [Workload] {
+    let sequential = quick ? 300 : 2000
+    let concurrentTotal = quick ? 2000 : 20000
+    let decodes = quick ? 300 : 2000
+    return [
+        Workload(id: "W1", title: "\(sequential) sequential GETs of 200 B JSON", unit: "req/s", isolated: false, connectionsPerHost: 64) {
+            client, context in
+            let url = context.baseURL.appendingPathComponent(BenchServer.smallJSON)
+            let start = ContinuousClock.now
+            for _ in 0..<sequential { _ = try await client.data(url) }
+            return Measurement(value: Double(sequential) / seconds(start.duration(to: .now)))
+        },
+        Workload(id: "W2", title: "\(concurrentTotal) GETs, 64 in flight", unit: "req/s", isolated: false, connectionsPerHost: 64) {
+            client, context in
+            let url = context.baseURL.appendingPathComponent(BenchServer.smallJSON)
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var started = 0
+                for _ in 0..<64 {
+                    group.addTask { _ = try await client.data(url) }
+                    started += 1
+                }
+                while try await group.next() != nil {
+                    if started < concurrentTotal {
+                        group.addTask { _ = try await client.data(url) }
+                        started += 1
+                    }
+                }
+            }
+            return Measurement(value: Double(concurrentTotal) / seconds(start.duration(to: .now)))
+        },
+        Workload(
+            id: "W3", title: "one \(Sizes.download(quick: quick) >> 20) MiB download streamed to a file", unit: "MB/s", isolated: true,
+            connectionsPerHost: 64
+        ) { client, context in
+            let destination = context.scratch.appendingPathComponent("download-\(getpid()).bin")
+            defer { try? FileManager.default.removeItem(at: destination) }
+            let start = ContinuousClock.now
+            try await client.download(context.baseURL.appendingPathComponent(context.largeFilePath), to: destination)
+            let elapsed = seconds(start.duration(to: .now))
+            let size = try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int ?? 0
+            guard size == Sizes.download(quick: context.quick) else { throw UnexpectedResponse(description: "downloaded \(size) bytes") }
+            return Measurement(value: Double(size) / 1e6 / elapsed)
+        },
+        Workload(
+            id: "W4", title: "\(Sizes.upload(quick: quick) >> 20) MiB upload from a file", unit: "MB/s", isolated: true,
+            connectionsPerHost: 64
+        ) { client, context in
+            let source = context.scratch.appendingPathComponent(BenchServer.uploadSource)
+            let start = ContinuousClock.now
+            try await client.upload(source, to: context.baseURL.appendingPathComponent(context.uploadPath))
+            return Measurement(value: Double(Sizes.upload(quick: context.quick)) / 1e6 / seconds(start.duration(to: .now)))
+        },
+        Workload(
+            id: "W5", title: "\(decodes) GETs of 50 KB JSON decoded into Codable", unit: "req/s", isolated: false, connectionsPerHost: 64
+        ) {
+            client, context in
+            let url = context.baseURL.appendingPathComponent(BenchServer.itemsJSON)
+            let start = ContinuousClock.now
+            for _ in 0..<decodes {
+                let items = try await client.decode([Item].self, url)
+                guard items.count == 250 else { throw UnexpectedResponse(description: "decoded \(items.count) items") }
+            }
+            return Measurement(value: Double(decodes) / seconds(start.duration(to: .now)))
+        },
+        Workload(
+            id: "W6", title: "\(Sizes.slowRequests(quick: quick)) requests in flight at once, \(Sizes.slowDelay) s each, 1000 connections",
+            unit: "req/s", isolated: true, connectionsPerHost: 1000
+        ) { client, context in
+            let count = Sizes.slowRequests(quick: context.quick)
+            let url = context.slowURL.appendingPathComponent("/delay/\(Sizes.slowDelay)")
+            let start = ContinuousClock.now
+            let errors = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<count {
+                    group.addTask { (try? await client.data(url)).map { $0.isEmpty ? 1 : 0 } ?? 1 }
+                }
+                return await group.reduce(0, +)
+            }
+            return Measurement(value: Double(count) / seconds(start.duration(to: .now)), errors: errors)
+        },
+    ]
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+/// The process's peak resident set size in MB, from `/proc/self/status` (VmHWM).
+func peakResidentMegabytes() -> Double? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return nil }
+    let kilobytes = line.split(separator: " ").compactMap { Double($0) }.first
+    return kilobytes.map { $0 / 1024 }
+}
