@@ -30,9 +30,17 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     ) -> Destination {
         { temporaryURL, response in
             let directoryURL = FileManager.default.urls(for: directory, in: domain).first
-            let name = response.suggestedFilename ?? temporaryURL.lastPathComponent
-            return (directoryURL?.appendingPathComponent(name) ?? temporaryURL, options)
+            return (directoryURL?.appendingPathComponent(suggestedFilename(for: response)) ?? temporaryURL, options)
         }
+    }
+
+    /// The name Apple's URLSession suggests: the `Content-Disposition` file name, else the URL's last
+    /// path component, else its host. (Linux's `HTTPURLResponse` only looks at the header and says
+    /// "Unknown" otherwise.)
+    static func suggestedFilename(for response: HTTPURLResponse) -> String {
+        if let name = response.suggestedFilename, name != "Unknown", !name.isEmpty { return name }
+        if let last = response.url?.lastPathComponent, !last.isEmpty, last != "/" { return last }
+        return response.url?.host ?? "Unknown"
     }
 
     /// What the request is made from.

@@ -154,6 +154,16 @@ public class Request: @unchecked Sendable {
         handler.queue.async { handler.handler(progress) }
     }
 
+    /// Without a `Content-Length` the total is unknown and progress stays at 0 until the body has
+    /// arrived; then it jumps to 1, as Alamofire documents.
+    private func completeUnknownDownloadProgress() {
+        let completed = mutableState.withLock { _ -> Int64? in
+            guard downloadProgress.totalUnitCount < 0, downloadProgress.completedUnitCount > 0 else { return nil }
+            return downloadProgress.completedUnitCount
+        }
+        if let completed { updateProgress(downloadProgress, completed: completed, total: completed, upload: false) }
+    }
+
     /// How this kind of request is loaded: its body source and file destination, and progress.
     func loadOptions() -> LoadOptions {
         var options = LoadOptions()
@@ -286,6 +296,7 @@ public class Request: @unchecked Sendable {
             if let metrics = result.metrics { state.allMetrics.append(metrics) }
             if state.error == nil, let failure = result.error { state.error = .sessionTaskFailed(error: failure) }
         }
+        if result.error == nil { completeUnknownDownloadProgress() }
         if self.error == nil, let failure = didFinishLoad(result) { self.error = failure }
         let error = self.error
         if let metrics = result.metrics { eventMonitor?.performEvent { $0.request(self, didGatherMetrics: metrics) } }
