@@ -197,6 +197,51 @@ cancelled.cancel()
 let cancelledResponse = await cancelledTask.response
 step("cancel()", cancelledResponse.error?.isExplicitlyCancelledError == true ? "AFError.explicitlyCancelled" : "unexpected")
 
+section("Downloading data to a file")
+let tourDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("af-tour-\(ProcessInfo.processInfo.processIdentifier)")
+let (image, imageFile) = await onMain { done in AF.download("\(base)/image/png").responseData { done(($0.value?.count ?? 0, $0.fileURL)) } }
+step("download(...).responseData", "\(image) bytes of PNG in the temporary directory")
+// Without a destination the file stays where it was downloaded, as Alamofire's does: clean up.
+if let imageFile { try? FileManager.default.removeItem(at: imageFile) }
+let destination: DownloadRequest.Destination = { _, _ in
+    (tourDirectory.appendingPathComponent("images/image.png"), [.removePreviousFile, .createIntermediateDirectories])
+}
+let saved = await onMain { done in AF.download("\(base)/image/png", to: destination).response { done($0.fileURL?.path ?? "none") } }
+step("download(..., to: destination).response", "fileURL \(saved)")
+let progressQueue = DispatchQueue(label: "com.alamofire.progressQueue", qos: .utility)
+let fractions = OrderLog()
+_ = await AF.download("\(base)/bytes/300000", to: { _, _ in (tourDirectory.appendingPathComponent("bytes"), []) })
+    .downloadProgress(queue: progressQueue) { fractions.append(String(format: "%.2f", $0.fractionCompleted)) }
+    .serializingData().response
+await withCheckedContinuation { continuation in progressQueue.async { continuation.resume() } }
+step("downloadProgress(queue:) on /bytes/300000", "\(fractions.entries.count) updates, last \(fractions.entries.last ?? "none")")
+
+section("Uploading data to a server")
+let uploadedData = try await AF.upload(Data("data".utf8), to: "\(base)/post").serializingDecodable(Echo.self).value
+step("upload(Data, to:)", "server got \(uploadedData.data ?? "nothing")")
+let videoURL = tourDirectory.appendingPathComponent("video.mov")
+try Data(repeating: 7, count: 1_000_000).write(to: videoURL)
+let uploadFractions = OrderLog()
+let uploadedFile = await onMain { done in
+    AF.upload(videoURL, to: "\(base)/upload")
+        .uploadProgress { uploadFractions.append(String(format: "%.2f", $0.fractionCompleted)) }
+        .responseString { done($0.value ?? "") }
+}
+step(
+    "upload(fileURL, to:) with uploadProgress",
+    "\(uploadFractions.entries.count) updates, server says \(uploadedFile.trimmingCharacters(in: .newlines))")
+try? FileManager.default.removeItem(at: tourDirectory)
+
+section("Metrics")
+let measured = await AF.request("\(base)/get").serializingData().response
+if let transaction = measured.metrics?.transactionMetrics.first {
+    step(
+        "response.metrics",
+        "\(measured.metrics?.transactionMetrics.count ?? 0) transaction, reused connection \(transaction.isReusedConnection), "
+            + "\(transaction.countOfResponseBodyBytesReceived) body bytes in \(String(format: "%.1f", (measured.metrics?.taskInterval.duration ?? 0) * 1000)) ms"
+    )
+}
+
 section("Descriptions")
 let described = AF.request("\(base)/post", method: .post, parameters: ["a": "b"], encoder: JSONParameterEncoder.default)
 let response = await described.serializingData().response

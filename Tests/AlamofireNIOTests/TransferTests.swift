@@ -95,6 +95,8 @@ func sha256Hex(_ data: Data) -> String {
         try await HTTPBinServer.withServer { server async throws in
             let failed = await AF.download(server.url("/status/404")).validate().serializingDownloadedFileURL().response
             #expect(failed.error?.responseCode == 404)
+            #expect(failed.fileURL.map { FileManager.default.fileExists(atPath: $0.path) } == true)
+            if let fileURL = failed.fileURL { try? FileManager.default.removeItem(at: fileURL) }
             try await withTemporaryDirectory { directory in
                 let target = directory.appendingPathComponent("x.json")
                 let seen = OrderRecorder()
