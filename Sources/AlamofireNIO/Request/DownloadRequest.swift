@@ -154,10 +154,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     /// Requires a 2xx status and a `Content-Type` the request's `Accept` header allows.
     @discardableResult
     public func validate() -> Self {
-        let accepted = { @Sendable [self] () -> [String] in
-            request?.value(forHTTPHeaderField: "Accept")?.components(separatedBy: ",") ?? ["*/*"]
-        }
-        return validate(statusCode: 200..<300).validate(contentType: accepted())
+        validate(statusCode: 200..<300).validate(contentType: self.acceptableContentTypes)
     }
 
     // MARK: Response handlers

@@ -24,10 +24,14 @@ extension DataRequest {
     /// Requires a 2xx status and a `Content-Type` the request's `Accept` header allows.
     @discardableResult
     public func validate() -> Self {
-        let accepted = { @Sendable [self] () -> [String] in
-            request?.value(forHTTPHeaderField: "Accept")?.components(separatedBy: ",") ?? ["*/*"]
-        }
-        return validate(statusCode: 200..<300).validate(contentType: accepted())
+        validate(statusCode: 200..<300).validate(contentType: self.acceptableContentTypes)
+    }
+}
+
+extension Request {
+    /// What the request's `Accept` header allows (`*/*` without one), for `validate()`.
+    var acceptableContentTypes: [String] {
+        request?.value(forHTTPHeaderField: "Accept")?.components(separatedBy: ",") ?? ["*/*"]
     }
 }
 
