@@ -19,7 +19,8 @@ struct BenchServer {
     static let largeFile = "/large.bin"
     static let uploadSource = "upload-source.bin"
 
-    static func start(quick: Bool) async throws -> BenchServer {
+    /// - Parameter largeFiles: whether to write W3's and W4's files (over a GiB, so only when needed).
+    static func start(quick: Bool, largeFiles: Bool) async throws -> BenchServer {
         let shm = URL(fileURLWithPath: "/dev/shm")
         let base = FileManager.default.fileExists(atPath: shm.path) ? shm : FileManager.default.temporaryDirectory
         let root = base.appendingPathComponent("alamofire-nio-bench-\(getpid())")
@@ -31,8 +32,10 @@ struct BenchServer {
         }
         try Documents.small.write(to: www.appendingPathComponent(smallJSON))
         try Documents.items.write(to: www.appendingPathComponent(itemsJSON))
-        try makeFile(www.appendingPathComponent(largeFile), size: Sizes.download(quick: quick))
-        try makeFile(root.appendingPathComponent(uploadSource), size: Sizes.upload(quick: quick))
+        if largeFiles {
+            try makeFile(www.appendingPathComponent(largeFile), size: Sizes.download(quick: quick))
+            try makeFile(root.appendingPathComponent(uploadSource), size: Sizes.upload(quick: quick))
+        }
         if let nginx = try startNginx(root: root) { return nginx }
         print("nginx is not available: W1–W5 run against HTTPBinServer instead (not comparable with nginx runs)")
         let server = try await HTTPBinServer.start()

@@ -22,13 +22,18 @@ struct Workload: Sendable {
     let isolated: Bool
     /// Connections per host the clients are made with.
     let connectionsPerHost: Int
+    /// Whether failed requests are counted and reported rather than failing the run.
+    var countsErrors: Bool { id == "W2" || id == "W6" }
     let run: @Sendable (any BenchClient, WorkloadContext) async throws -> Measurement
 }
 
-/// One run's figure, with the errors it met (W6 counts them instead of failing).
+/// One run's figure, with the errors it met (W2 and W6 count them instead of failing) and, for
+/// W1, the latency percentiles of its requests.
 struct Measurement: Codable, Sendable {
     var value: Double
     var errors = 0
+    var p50Milliseconds: Double?
+    var p99Milliseconds: Double?
 }
 
 enum Sizes {
@@ -47,28 +52,43 @@ func workloads(quick: Bool) -> [Workload] {
         Workload(id: "W1", title: "\(sequential) sequential GETs of 200 B JSON", unit: "req/s", isolated: false, connectionsPerHost: 64) {
             client, context in
             let url = context.baseURL.appendingPathComponent(BenchServer.smallJSON)
+            var latencies: [Double] = []
+            latencies.reserveCapacity(sequential)
             let start = ContinuousClock.now
-            for _ in 0..<sequential { _ = try await client.data(url) }
-            return Measurement(value: Double(sequential) / seconds(start.duration(to: .now)))
+            for _ in 0..<sequential {
+                let requestStart = ContinuousClock.now
+                _ = try await client.data(url)
+                latencies.append(seconds(requestStart.duration(to: .now)) * 1000)
+            }
+            let elapsed = seconds(start.duration(to: .now))
+            latencies.sort()
+            return Measurement(
+                value: Double(sequential) / elapsed, p50Milliseconds: latencies[latencies.count / 2],
+                p99Milliseconds: latencies[min(latencies.count - 1, latencies.count * 99 / 100)])
         },
         Workload(id: "W2", title: "\(concurrentTotal) GETs, 64 in flight", unit: "req/s", isolated: false, connectionsPerHost: 64) {
             client, context in
             let url = context.baseURL.appendingPathComponent(BenchServer.smallJSON)
             let start = ContinuousClock.now
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            // Each task reports 1 for a failed request; the run goes on.
+            let errors = await withTaskGroup(of: Int.self) { group in
+                let attempt: @Sendable () async -> Int = { (try? await client.data(url)).map { $0.isEmpty ? 1 : 0 } ?? 1 }
                 var started = 0
                 for _ in 0..<64 {
-                    group.addTask { _ = try await client.data(url) }
+                    group.addTask(operation: attempt)
                     started += 1
                 }
-                while try await group.next() != nil {
+                var errors = 0
+                while let failed = await group.next() {
+                    errors += failed
                     if started < concurrentTotal {
-                        group.addTask { _ = try await client.data(url) }
+                        group.addTask(operation: attempt)
                         started += 1
                     }
                 }
+                return errors
             }
-            return Measurement(value: Double(concurrentTotal) / seconds(start.duration(to: .now)))
+            return Measurement(value: Double(concurrentTotal) / seconds(start.duration(to: .now)), errors: errors)
         },
         Workload(
             id: "W3", title: "one \(Sizes.download(quick: quick) >> 20) MiB download streamed to a file", unit: "MB/s", isolated: true,

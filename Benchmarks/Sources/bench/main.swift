@@ -75,6 +75,13 @@ struct Figure: Codable {
     var peakRSSMB: Double?
     /// Requests that failed, over all runs.
     var errors: Int?
+    /// Median over the runs of each run's latency percentiles (W1).
+    var p50Milliseconds: Double?
+    var p99Milliseconds: Double?
+}
+
+func median(_ values: [Double]) -> Double? {
+    values.isEmpty ? nil : values.sorted()[values.count / 2]
 }
 
 let options = try Options(Array(CommandLine.arguments.dropFirst()))
@@ -120,7 +127,8 @@ func runInChild(_ workload: Workload, client: String, context: WorkloadContext) 
     return try JSONDecoder().decode(ChildReport.self, from: Data(line.utf8))
 }
 
-let server = try await BenchServer.start(quick: options.quick)
+let selected = workloads(quick: options.quick).filter { options.workload == nil || $0.id == options.workload }
+let server = try await BenchServer.start(quick: options.quick, largeFiles: selected.contains { $0.id == "W3" || $0.id == "W4" })
 let slowServer = try await HTTPBinServer.start()
 let context = WorkloadContext(
     baseURL: server.baseURL, slowURL: slowServer.baseURL, scratch: server.root, largeFilePath: server.largeFilePath,
@@ -129,10 +137,12 @@ let runs = options.quick ? 3 : 5
 print("server: \(server.description) at \(server.baseURL.absoluteString); \(runs) interleaved runs per workload\n")
 
 var results: [String: [String: Figure]] = [:]
-for workload in workloads(quick: options.quick) where options.workload == nil || workload.id == options.workload {
+for workload in selected {
     var samples: [String: [Double]] = [:]
     var memory: [String: [Double]] = [:]
     var errors: [String: Int] = [:]
+    var p50: [String: [Double]] = [:]
+    var p99: [String: [Double]] = [:]
     let clients = Dictionary(
         uniqueKeysWithValues: workload.isolated
             ? [] : clientNames.map { ($0, makeClient($0, connectionsPerHost: workload.connectionsPerHost)) })
@@ -150,6 +160,8 @@ for workload in workloads(quick: options.quick) where options.workload == nil ||
                 samples[name, default: []].append(report.measurement.value)
                 errors[name, default: 0] += report.measurement.errors
                 if let peak = report.peakRSSMB { memory[name, default: []].append(peak) }
+                if let value = report.measurement.p50Milliseconds { p50[name, default: []].append(value) }
+                if let value = report.measurement.p99Milliseconds { p99[name, default: []].append(value) }
             } catch {
                 print("  \(workload.id) \(name) failed: \(error)")
             }
@@ -159,10 +171,10 @@ for workload in workloads(quick: options.quick) where options.workload == nil ||
     var figures: [String: Figure] = [:]
     for (name, values) in samples where !values.isEmpty {
         let sorted = values.sorted()
-        let peak = memory[name].map { $0.sorted()[$0.count / 2] }
         figures[name] = Figure(
-            median: sorted[sorted.count / 2], min: sorted.first!, max: sorted.last!, unit: workload.unit, peakRSSMB: peak,
-            errors: workload.isolated ? errors[name] : nil)
+            median: sorted[sorted.count / 2], min: sorted.first!, max: sorted.last!, unit: workload.unit,
+            peakRSSMB: memory[name].flatMap(median), errors: errors[name].flatMap { workload.countsErrors ? $0 : nil },
+            p50Milliseconds: p50[name].flatMap(median), p99Milliseconds: p99[name].flatMap(median))
     }
     results[workload.id] = figures
     print("\(workload.id): \(workload.title)")
@@ -173,6 +185,9 @@ for workload in workloads(quick: options.quick) where options.workload == nil ||
         var line = String(
             format: "  %-16@ %10.1f %@  (min %.1f, max %.1f)  %@ AsyncHTTPClient", name as NSString, figure.median, figure.unit as NSString,
             figure.min, figure.max, ratio as NSString)
+        if let p50 = figure.p50Milliseconds, let p99 = figure.p99Milliseconds {
+            line += String(format: "  p50 %.3f ms, p99 %.3f ms", p50, p99)
+        }
         if let peak = figure.peakRSSMB { line += String(format: "  peak RSS %.0f MB", peak) }
         if let count = figure.errors { line += "  errors \(count)" }
         print(line)
