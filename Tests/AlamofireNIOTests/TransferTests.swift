@@ -154,6 +154,22 @@ func sha256Hex(_ data: Data) -> String {
         }
     }
 
+    /// A handler whose queue is busy gets the latest counts once it runs, not one call per chunk.
+    @Test func progressUpdatesWaitingForABusyQueueAreCoalesced() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let queue = DispatchQueue(label: "tests.progress.busy")
+            queue.suspend()
+            let calls = OrderRecorder()
+            let response = await AF.request(server.url("/bytes/1000000?seed=2"))
+                .downloadProgress(queue: queue) { calls.append("\($0.completedUnitCount)/\($0.totalUnitCount)") }
+                .serializingData().response
+            #expect(response.value?.count == 1_000_000)
+            queue.resume()
+            await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+            #expect(calls.values == ["1000000/1000000"])
+        }
+    }
+
     @Test func cancellingADownloadReportsExplicitlyCancelled() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let request = AF.download(server.url("/drip?numbytes=10&duration=5"))

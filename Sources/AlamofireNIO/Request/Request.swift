@@ -49,8 +49,8 @@ public class Request: @unchecked Sendable {
         var data: Data?
         /// Where a download's body was written (and then moved to).
         var fileURL: URL?
-        var uploadProgressHandler: (handler: ProgressHandler, queue: DispatchQueue)?
-        var downloadProgressHandler: (handler: ProgressHandler, queue: DispatchQueue)?
+        var uploadProgressState = TransferProgress()
+        var downloadProgressState = TransferProgress()
         /// The request waiting for `resume()` to be loaded.
         var pendingURLRequest: URLRequest?
         var loadOperation: LoadOperation?
@@ -126,54 +126,14 @@ public class Request: @unchecked Sendable {
         set { mutableState.withLock { $0.error = newValue } }
     }
 
-    // MARK: Progress
-
-    /// Calls `closure` on `queue` whenever more of the body has been sent.
-    @discardableResult
-    public func uploadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
-        mutableState.withLock { $0.uploadProgressHandler = (closure, queue) }
-        return self
-    }
-
-    /// Calls `closure` on `queue` whenever more of the response body has arrived.
-    @discardableResult
-    public func downloadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
-        mutableState.withLock { $0.downloadProgressHandler = (closure, queue) }
-        return self
-    }
-
-    /// Records progress under the lock (the transport reports from an event loop) and tells the
-    /// handler, if there is one, on its queue.
-    private func updateProgress(_ progress: Progress, completed: Int64, total: Int64?, upload: Bool) {
-        let handler = mutableState.withLock { state -> (handler: ProgressHandler, queue: DispatchQueue)? in
-            progress.totalUnitCount = total ?? -1
-            progress.completedUnitCount = completed
-            return upload ? state.uploadProgressHandler : state.downloadProgressHandler
-        }
-        guard let handler else { return }
-        handler.queue.async { handler.handler(progress) }
-    }
-
-    /// Without a `Content-Length` the total is unknown and progress stays at 0 until the body has
-    /// arrived; then it jumps to 1, as Alamofire documents.
-    private func completeUnknownDownloadProgress() {
-        let completed = mutableState.withLock { _ -> Int64? in
-            guard downloadProgress.totalUnitCount < 0, downloadProgress.completedUnitCount > 0 else { return nil }
-            return downloadProgress.completedUnitCount
-        }
-        if let completed { updateProgress(downloadProgress, completed: completed, total: completed, upload: false) }
-    }
-
     /// How this kind of request is loaded: its body source and file destination, and progress.
     func loadOptions() -> LoadOptions {
         var options = LoadOptions()
         options.onUploadProgress = { [weak self] sent, total in
-            guard let self else { return }
-            self.updateProgress(self.uploadProgress, completed: sent, total: total, upload: true)
+            self?.updateProgress(.upload, completed: sent, total: total)
         }
         options.onDownloadProgress = { [weak self] received, total in
-            guard let self else { return }
-            self.updateProgress(self.downloadProgress, completed: received, total: total, upload: false)
+            self?.updateProgress(.download, completed: received, total: total)
         }
         return options
     }

@@ -1,0 +1,87 @@
+public import Foundation
+import Synchronization
+
+/// One direction of a request's transfer: the latest counts and who wants to hear of them.
+struct TransferProgress {
+    var handler: (handler: Request.ProgressHandler, queue: DispatchQueue)?
+    var completed: Int64 = 0
+    /// -1 while unknown, as URLSession reports it.
+    var total: Int64 = 0
+    /// A delivery is queued on the handler's queue; later counts ride along with it.
+    var deliveryPending = false
+}
+
+/// Which way bytes are moving.
+enum TransferDirection: Sendable {
+    case upload
+    case download
+}
+
+extension Request.MutableState {
+    subscript(progress direction: TransferDirection) -> TransferProgress {
+        get { direction == .upload ? uploadProgressState : downloadProgressState }
+        set {
+            if direction == .upload { uploadProgressState = newValue } else { downloadProgressState = newValue }
+        }
+    }
+}
+
+extension Request {
+    /// Calls `closure` on `queue` whenever more of the body has been sent.
+    @discardableResult
+    public func uploadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
+        mutableState.withLock { $0.uploadProgressState.handler = (closure, queue) }
+        return self
+    }
+
+    /// Calls `closure` on `queue` whenever more of the response body has arrived.
+    @discardableResult
+    public func downloadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
+        mutableState.withLock { $0.downloadProgressState.handler = (closure, queue) }
+        return self
+    }
+
+    private func progress(for direction: TransferDirection) -> Progress {
+        direction == .upload ? uploadProgress : downloadProgress
+    }
+
+    /// Records the counts the transport reports (from an event loop). With a handler, the `Progress`
+    /// is updated on the handler's queue just before the handler runs, so the two never race, and
+    /// at most one delivery waits there at a time: a slow handler sees the latest counts, not a
+    /// backlog. Without one, the `Progress` is updated at once.
+    func updateProgress(_ direction: TransferDirection, completed: Int64, total: Int64?) {
+        let progress = progress(for: direction)
+        let delivery = mutableState.withLock { state -> (handler: ProgressHandler, queue: DispatchQueue)? in
+            state[progress: direction].completed = completed
+            state[progress: direction].total = total ?? -1
+            guard let handler = state[progress: direction].handler else {
+                progress.totalUnitCount = total ?? -1
+                progress.completedUnitCount = completed
+                return nil
+            }
+            guard !state[progress: direction].deliveryPending else { return nil }
+            state[progress: direction].deliveryPending = true
+            return handler
+        }
+        guard let delivery else { return }
+        delivery.queue.async {
+            let (completed, total) = self.mutableState.withLock { state in
+                state[progress: direction].deliveryPending = false
+                return (state[progress: direction].completed, state[progress: direction].total)
+            }
+            progress.totalUnitCount = total
+            progress.completedUnitCount = completed
+            delivery.handler(progress)
+        }
+    }
+
+    /// Without a `Content-Length` the total is unknown and progress stays at 0 until the body has
+    /// arrived; then it jumps to 1, as Alamofire documents.
+    func completeUnknownDownloadProgress() {
+        let completed = mutableState.withLock { state -> Int64? in
+            let download = state.downloadProgressState
+            return download.total < 0 && download.completed > 0 ? download.completed : nil
+        }
+        if let completed { updateProgress(.download, completed: completed, total: completed) }
+    }
+}
