@@ -170,6 +170,37 @@ func sha256Hex(_ data: Data) -> String {
         }
     }
 
+    @Test func aRetriedDownloadLeavesNoFileOfItsFirstAttempt() async throws {
+        final class FileURLMonitor: EventMonitor, @unchecked Sendable {
+            let queue = DispatchQueue(label: "tests.monitor")
+            private let lock = NSLock()
+            private var urls: [URL] = []
+            var fileURLs: [URL] { lock.withLock { urls } }
+            func request(
+                _ request: DownloadRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, fileURL: URL?,
+                withResult result: Request.ValidationResult
+            ) {
+                // Runs on the monitor's queue, after the request moved on: the file may be gone already.
+                if let fileURL { lock.withLock { urls.append(fileURL) } }
+            }
+        }
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = FileURLMonitor()
+            let retrier = Retrier { request, _, _, completion in completion(request.retryCount == 0 ? .retry : .doNotRetry) }
+            let session = Session(interceptor: Interceptor(retriers: [retrier]), eventMonitors: [monitor])
+            let request = session.download(server.url("/status/500")).validate(statusCode: [200])
+            let response = await request.serializingDownloadedFileURL().response
+            await withCheckedContinuation { continuation in monitor.queue.async { continuation.resume() } }
+            #expect(request.retryCount == 1)
+            #expect(response.error?.responseCode == 500)
+            let files = monitor.fileURLs
+            #expect(files.count == 2)
+            #expect(files.first.map { FileManager.default.fileExists(atPath: $0.path) } == false)
+            #expect(files.last.map { FileManager.default.fileExists(atPath: $0.path) } == true)
+            if let last = files.last { try? FileManager.default.removeItem(at: last) }
+        }
+    }
+
     @Test func cancellingADownloadReportsExplicitlyCancelled() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let request = AF.download(server.url("/drip?numbytes=10&duration=5"))

@@ -101,6 +101,13 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         }
     }
 
+    /// A retried download starts a new file: the last attempt's temporary one is removed (a file
+    /// already moved to a destination stays there, as with Alamofire).
+    override func prepareForRetry() {
+        if destination == nil, let fileURL { try? fileManager.removeItem(at: fileURL) }
+        super.prepareForRetry()
+    }
+
     /// Where the body is now: the destination once moved, else the temporary file; nil before.
     public var fileURL: URL? { mutableState.withLock { $0.fileURL } }
 

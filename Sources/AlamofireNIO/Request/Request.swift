@@ -285,7 +285,8 @@ public class Request: @unchecked Sendable {
         }
     }
 
-    private func prepareForRetry() {
+    /// Clears the last attempt's outcome before the next one (a download also drops its file).
+    func prepareForRetry() {
         mutableState.withLock { state in
             state.retryCount += 1
             state.error = nil
