@@ -101,6 +101,13 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         }
     }
 
+    /// Cancelled while its last bytes were being written: the file goes, as URLSession's would.
+    override func didAbandonLoad(_ result: LoadResult) {
+        guard let fileURL = result.fileURL else { return }
+        try? fileManager.removeItem(at: fileURL)
+        mutableState.withLock { $0.fileURL = nil }
+    }
+
     /// A retried download starts a new file: the last attempt's temporary one is removed (a file
     /// already moved to a destination stays there, as with Alamofire).
     override func prepareForRetry() {

@@ -142,6 +142,10 @@ public class Request: @unchecked Sendable {
     /// file here); returns the error that ends the request, if any.
     func didFinishLoad(_ result: LoadResult) -> AFError? { nil }
 
+    /// The load finished but the request had already failed (it was cancelled meanwhile): a kind
+    /// of request drops what the load left behind (a download's file).
+    func didAbandonLoad(_ result: LoadResult) {}
+
     // MARK: Control
 
     /// Cancels the request; its result becomes ``AFError/explicitlyCancelled``.
@@ -257,7 +261,11 @@ public class Request: @unchecked Sendable {
             if state.error == nil, let failure = result.error { state.error = .sessionTaskFailed(error: failure) }
         }
         if result.error == nil { completeUnknownDownloadProgress() }
-        if self.error == nil, let failure = didFinishLoad(result) { self.error = failure }
+        if self.error == nil {
+            if let failure = didFinishLoad(result) { self.error = failure }
+        } else {
+            didAbandonLoad(result)
+        }
         let error = self.error
         if let metrics = result.metrics { eventMonitor?.performEvent { $0.request(self, didGatherMetrics: metrics) } }
         eventMonitor?.performEvent { $0.request(self, didCompleteWith: error) }
