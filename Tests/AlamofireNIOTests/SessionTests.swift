@@ -357,6 +357,20 @@ final class OrderRecorder: @unchecked Sendable {
         }
     }
 
+    /// Each hop is started from the last one's completion, on the event loop: the pool must already
+    /// have the connection back, or every hop would open a new one.
+    @Test func redirectHopsReuseTheConnection() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Session()
+            let response = await session.request(server.url("/redirect/3")).serializingData().response
+            #expect(response.response?.statusCode == 200)
+            #expect(response.metrics?.transactionMetrics.map(\.isReusedConnection) == [false, true, true, true])
+            // The server counts a request once its response is written: wait for the fourth.
+            await server.waitUntil { $0.totalRequests == 4 }
+            #expect(server.statistics.acceptedConnections == 1)
+        }
+    }
+
     @Test func tooManyRedirectsFail() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let response = await AF.request(server.url("/redirect/17")).serializingData().response
