@@ -273,6 +273,27 @@ func sha256Hex(_ data: Data) -> String {
         }
     }
 
+    /// `/status/500` answers without reading the body: the upload ends with that answer, a retry
+    /// sends the file again from the start, and the session goes on working.
+    @Test func anAnswerBeforeTheBodyIsSentEndsTheUpload() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withTemporaryDirectory { directory in
+                let fileURL = directory.appendingPathComponent("big.bin")
+                let body = seededBytes(8_000_000, seed: 1)
+                try body.write(to: fileURL)
+                let retrier = Retrier { request, _, _, completion in completion(request.retryCount == 0 ? .retry : .doNotRetry) }
+                let session = Session(interceptor: Interceptor(retriers: [retrier]))
+                let request = session.upload(fileURL, to: server.url("/status/500")).validate()
+                let response = await request.serializingData().response
+                #expect(request.retryCount == 1)
+                #expect(response.response?.statusCode == 500)
+                #expect(response.error?.responseCode == 500)
+                let summary = try await session.upload(fileURL, to: server.url("/upload")).serializingDecodable(UploadSummary.self).value
+                #expect(summary == UploadSummary(bytes: body.count, sha256: sha256Hex(body)))
+            }
+        }
+    }
+
     @Test func aMissingFileIsAnErrorNotACrash() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let missing = URL(fileURLWithPath: "/nonexistent/alamofire-nio/\(UUID().uuidString)")
