@@ -257,6 +257,20 @@ let testQueue = DispatchQueue(label: "tests.responses")
         }
     }
 
+    /// A request that fails while it is being built finishes on the root queue while the caller
+    /// adds its serializer: the serializer must never be dropped (it once was, and the await hung).
+    /// 8 × 5,000 requests hung within seconds before the fix; now they take about a second.
+    @Test(.timeLimit(.minutes(1)), arguments: 0..<8)
+    func requestsFailingAtCreationAlwaysCompleteTheirHandlers(round: Int) async {
+        let failures = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<5000 {
+                group.addTask { await AF.request("http://exa mple.com/").serializingData().response.error?.isInvalidURLError == true }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(failures == 5000)
+    }
+
     @Test func eventMonitorSeesTheLifecycleInOrder() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let events = OrderRecorder()

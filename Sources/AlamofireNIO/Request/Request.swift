@@ -345,24 +345,28 @@ public class Request: @unchecked Sendable {
         processNextResponseSerializer()
     }
 
+    /// Runs the next serializer, or, when none is left, marks processing finished and calls the
+    /// completions. Both are decided under one lock: a serializer appended from another thread
+    /// either is run here or finds processing finished and starts it again; it is never dropped.
     private func processNextResponseSerializer() {
-        let next = mutableState.withLock { state -> (@Sendable () -> Void)? in
+        enum Step {
+            case run(@Sendable () -> Void)
+            case complete([@Sendable () -> Void])
+        }
+        let step = mutableState.withLock { state -> Step in
             let index = state.responseSerializerCompletions.count
-            return index < state.responseSerializers.count ? state.responseSerializers[index] : nil
-        }
-        if let next {
-            serializationQueue.async { next() }
-            return
-        }
-        let completions = mutableState.withLock { state -> [@Sendable () -> Void] in
+            if index < state.responseSerializers.count { return .run(state.responseSerializers[index]) }
             let completions = state.responseSerializerCompletions
             state.responseSerializers.removeAll()
             state.responseSerializerCompletions.removeAll()
             if state.state.canTransitionTo(.finished) { state.state = .finished }
             state.responseSerializerProcessingFinished = true
-            return completions
+            return .complete(completions)
         }
-        completions.forEach { $0() }
+        switch step {
+        case .run(let serializer): serializationQueue.async { serializer() }
+        case .complete(let completions): completions.forEach { $0() }
+        }
     }
 
     // MARK: cURL
