@@ -118,6 +118,7 @@ let package = Package(
                 "AlamofireNIOTransport",
                 "transport-probe",
                 "HTTPBinServer",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

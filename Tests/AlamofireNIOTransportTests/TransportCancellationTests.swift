@@ -1,6 +1,7 @@
 import AlamofireNIOTransport
 import Foundation
 import HTTPBinServer
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -15,6 +16,42 @@ import Testing
                 try await transport.fetch(server.url("/delay/5"), timeouts: .init(idle: .milliseconds(200)))
             }
             #expect(error?.code == .timedOut)
+            await server.waitUntil { $0.openConnections == 0 }
+            #expect(try await transport.fetch(server.url("/get")).status == 200)
+        }
+    }
+
+    /// The callback entry point (no Swift task): it collects the body, and its handle cancels a
+    /// running exchange, whose completion then gets `.cancelled` once.
+    @Test func callbackExchangesCompleteAndCancelThroughTheirHandle() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
+            let collected = await withCheckedContinuation { continuation in
+                transport.execute(TransportRequest(url: server.url("/bytes/100000?seed=3")), collectingUpTo: 1 << 20) {
+                    continuation.resume(returning: $0)
+                }
+            }
+            #expect(try collected.get().body.readableBytes == 100_000)
+            #expect(try collected.get().head.status == .ok)
+
+            let handle = NIOLockedValueBox<TransportExchangeHandle?>(nil)
+            let cancelled = await withCheckedContinuation { continuation in
+                handle.withLockedValue {
+                    $0 = transport.execute(TransportRequest(url: server.url("/delay/5")), collectingUpTo: 1 << 20) {
+                        continuation.resume(returning: $0)
+                    }
+                }
+                Task {
+                    // The server has the request: the exchange is running when it is cancelled.
+                    await server.waitUntil { $0.totalRequests == 2 }
+                    handle.withLockedValue { $0?.cancel() }
+                }
+            }
+            guard case .failure(let error) = cancelled else {
+                Issue.record("expected a failure, got \(cancelled)")
+                return
+            }
+            #expect(error.code == .cancelled)
             await server.waitUntil { $0.openConnections == 0 }
             #expect(try await transport.fetch(server.url("/get")).status == 200)
         }
