@@ -19,14 +19,7 @@ public struct DataTask<Value: Sendable>: Sendable {
 
     /// The whole response.
     public var response: AFDataResponse<Value> {
-        get async {
-            guard shouldAutomaticallyCancel else { return await outcome.value }
-            return await withTaskCancellationHandler {
-                await outcome.value
-            } onCancel: {
-                cancel()
-            }
-        }
+        get async { await outcome.value(cancellingOnTaskCancellation: shouldAutomaticallyCancel ? request : nil) }
     }
 
     /// The result.
@@ -125,6 +118,17 @@ final class AwaitedResponse<Value: Sendable>: Sendable {
             return state.waiters
         }
         waiters.forEach { $0.resume(returning: value) }
+    }
+
+    /// The value, once it has arrived; when the awaiting task is cancelled first, `request` (if
+    /// given) is cancelled, which makes the value arrive.
+    func value(cancellingOnTaskCancellation request: Request?) async -> Value {
+        guard let request else { return await value }
+        return await withTaskCancellationHandler {
+            await value
+        } onCancel: {
+            request.cancel()
+        }
     }
 
     /// The value, once it has arrived.

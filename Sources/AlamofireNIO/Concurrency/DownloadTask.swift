@@ -18,14 +18,7 @@ public struct DownloadTask<Value: Sendable>: Sendable {
 
     /// The whole response.
     public var response: AFDownloadResponse<Value> {
-        get async {
-            guard shouldAutomaticallyCancel else { return await outcome.value }
-            return await withTaskCancellationHandler {
-                await outcome.value
-            } onCancel: {
-                cancel()
-            }
-        }
+        get async { await outcome.value(cancellingOnTaskCancellation: shouldAutomaticallyCancel ? request : nil) }
     }
 
     /// The result.

@@ -55,10 +55,10 @@ public class DataRequest: Request, @unchecked Sendable {
     @discardableResult
     public func response(queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDataResponse<Data?>) -> Void) -> Self {
         appendResponseSerializer {
-            let result: Result<Data?, AFError> = self.error.map { .failure($0) } ?? .success(self.data)
+            let outcome = self.outcome
             let response = DataResponse(
-                request: self.request, response: self.response, data: self.data, metrics: self.metrics, serializationDuration: 0,
-                result: result)
+                request: outcome.request, response: outcome.response, data: outcome.data, metrics: outcome.metrics,
+                serializationDuration: 0, result: outcome.error.map { .failure($0) } ?? .success(outcome.data))
             self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response) }
             self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response) })
         }
@@ -72,18 +72,15 @@ public class DataRequest: Request, @unchecked Sendable {
         completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
     ) -> Self {
         appendResponseSerializer {
-            let start = ProcessInfo.processInfo.systemUptime
-            let result: Result<Serializer.SerializedObject, AFError>
-            do {
-                result = .success(
-                    try responseSerializer.serialize(request: self.request, response: self.response, data: self.data, error: self.error))
-            } catch {
-                result = .failure(error.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: error))))
+            let outcome = self.outcome
+            let (result, duration) = self.serializeTimed {
+                try responseSerializer.serialize(
+                    request: outcome.request, response: outcome.response, data: outcome.data, error: outcome.error)
             }
             let response = UncheckedSendable(
                 DataResponse(
-                    request: self.request, response: self.response, data: self.data, metrics: self.metrics,
-                    serializationDuration: ProcessInfo.processInfo.systemUptime - start, result: result))
+                    request: outcome.request, response: outcome.response, data: outcome.data, metrics: outcome.metrics,
+                    serializationDuration: duration, result: result))
             self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response.value) }
             self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response.value) })
         }

@@ -177,8 +177,8 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     @discardableResult
     public func response(queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDownloadResponse<URL?>) -> Void) -> Self {
         appendResponseSerializer {
-            let result: Result<URL?, AFError> = self.error.map { .failure($0) } ?? .success(self.fileURL)
-            let response = self.makeResponse(result: result, serializationDuration: 0)
+            let outcome = self.outcome
+            let response = Self.makeResponse(outcome, result: outcome.error.map { .failure($0) } ?? .success(outcome.fileURL), duration: 0)
             self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response) }
             self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response) })
         }
@@ -192,27 +192,26 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
     ) -> Self {
         appendResponseSerializer {
-            let start = ProcessInfo.processInfo.systemUptime
-            let result: Result<Serializer.SerializedObject, AFError>
-            do {
-                result = .success(
-                    try responseSerializer.serializeDownload(
-                        request: self.request, response: self.response, fileURL: self.fileURL, error: self.error))
-            } catch {
-                result = .failure(error.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: error))))
+            let outcome = self.outcome
+            let (result, duration) = self.serializeTimed {
+                try responseSerializer.serializeDownload(
+                    request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, error: outcome.error)
             }
-            let response = UncheckedSendable(
-                self.makeResponse(result: result, serializationDuration: ProcessInfo.processInfo.systemUptime - start))
+            let response = UncheckedSendable(Self.makeResponse(outcome, result: result, duration: duration))
             self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response.value) }
             self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response.value) })
         }
         return self
     }
 
-    private func makeResponse<Value>(result: Result<Value, AFError>, serializationDuration: TimeInterval) -> AFDownloadResponse<Value> {
+    private static func makeResponse<Value>(
+        _ outcome: Outcome, result: Result<Value, AFError>, duration: TimeInterval
+    )
+        -> AFDownloadResponse<Value>
+    {
         DownloadResponse(
-            request: request, response: response, fileURL: fileURL, resumeData: resumeData, metrics: metrics,
-            serializationDuration: serializationDuration, result: result)
+            request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, resumeData: nil, metrics: outcome.metrics,
+            serializationDuration: duration, result: result)
     }
 
     /// The file's URL; fails when there is no file.

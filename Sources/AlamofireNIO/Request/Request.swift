@@ -251,7 +251,7 @@ public class Request: @unchecked Sendable {
     }
 
     private func didCompleteLoad(_ result: LoadResult) {
-        mutableState.withLock { state in
+        var error = mutableState.withLock { state -> AFError? in
             state.isLoading = false
             state.loadOperation = nil
             state.response = result.response
@@ -259,19 +259,20 @@ public class Request: @unchecked Sendable {
             state.fileURL = result.fileURL
             if let metrics = result.metrics { state.allMetrics.append(metrics) }
             if state.error == nil, let failure = result.error { state.error = .sessionTaskFailed(error: failure) }
+            return state.error
         }
         if result.error == nil { completeUnknownDownloadProgress() }
-        if self.error == nil {
-            if let failure = didFinishLoad(result) { self.error = failure }
+        if error == nil {
+            error = didFinishLoad(result)
+            if let error { self.error = error }
         } else {
             didAbandonLoad(result)
         }
-        let error = self.error
         if let metrics = result.metrics { eventMonitor?.performEvent { $0.request(self, didGatherMetrics: metrics) } }
-        eventMonitor?.performEvent { $0.request(self, didCompleteWith: error) }
-        if error == nil {
-            mutableState.withLock { $0.validators }.forEach { $0() }
-        }
+        eventMonitor?.performEvent { [error] in $0.request(self, didCompleteWith: error) }
+        guard error == nil else { return retryOrFinish(error: error) }
+        // Validators may set the error.
+        mutableState.withLock { $0.validators }.forEach { $0() }
         retryOrFinish(error: self.error)
     }
 
@@ -317,6 +318,37 @@ public class Request: @unchecked Sendable {
     }
 
     // MARK: Response serializers
+
+    /// What a serializer needs of the finished request, read under one lock.
+    struct Outcome {
+        let request: URLRequest?
+        let response: HTTPURLResponse?
+        let data: Data?
+        let fileURL: URL?
+        let metrics: TaskMetrics?
+        let error: AFError?
+    }
+
+    var outcome: Outcome {
+        mutableState.withLock { state in
+            Outcome(
+                request: state.requests.last, response: state.response, data: state.data, fileURL: state.fileURL,
+                metrics: state.allMetrics.last, error: state.error)
+        }
+    }
+
+    /// Runs a serializer and times it; an error that is not an ``AFError`` becomes
+    /// `.responseSerializationFailed(.customSerializationFailed)`, as in Alamofire.
+    func serializeTimed<Value>(_ serialize: () throws -> Value) -> (result: Result<Value, AFError>, duration: TimeInterval) {
+        let start = ProcessInfo.processInfo.systemUptime
+        let result: Result<Value, AFError>
+        do {
+            result = .success(try serialize())
+        } catch {
+            result = .failure(error.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: error))))
+        }
+        return (result, ProcessInfo.processInfo.systemUptime - start)
+    }
 
     /// Adds a serializer; it runs when the request has finished (at once if it has), and resumes
     /// the request if the session starts requests immediately.

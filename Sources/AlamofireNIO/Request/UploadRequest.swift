@@ -90,20 +90,6 @@ struct ParameterlessUploadConvertible: UploadConvertible {
     func createUploadable() throws -> UploadRequest.Uploadable { try uploadable.createUploadable() }
 }
 
-/// A `URLRequest` from a URL, method, headers and modifier, without parameters.
-struct ParameterlessRequestConvertible: URLRequestConvertible {
-    let url: any URLConvertible
-    let method: HTTPMethod
-    let headers: HTTPHeaders?
-    let requestModifier: RequestModifier?
-
-    func asURLRequest() throws -> URLRequest {
-        var request = try URLRequest(url: url, method: method, headers: headers)
-        try requestModifier?(&request)
-        return request
-    }
-}
-
 /// Reads an `InputStream` in chunks and writes them as the request body.
 private struct InputStreamBody: @unchecked Sendable {
     let stream: InputStream

@@ -42,6 +42,19 @@ extension ResponseSerializer {
         response.map { emptyResponseCodes.contains($0.statusCode) }
     }
 
+    /// The step every serializer starts with: rethrows the request's error, lets an empty body
+    /// through (as empty data) only where the method or status allows it, else preprocesses the data.
+    func preprocessedData(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Data {
+        if let error { throw error }
+        guard let data, !data.isEmpty else {
+            guard emptyResponseAllowed(request: request, response: response) else {
+                throw AFError.responseSerializationFailed(reason: .inputDataNilOrZeroLength)
+            }
+            return Data()
+        }
+        return try dataPreprocessor.preprocess(data)
+    }
+
     /// Whether an empty body is a valid outcome here.
     public func emptyResponseAllowed(request: URLRequest?, response: HTTPURLResponse?) -> Bool {
         (requestAllowsEmptyResponseData(request) == true) || (responseAllowsEmptyResponseData(response) == true)
@@ -93,15 +106,7 @@ public struct DataResponseSerializer: ResponseSerializer {
     }
 
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Data {
-        if let error { throw error }
-        guard var data, !data.isEmpty else {
-            guard emptyResponseAllowed(request: request, response: response) else {
-                throw AFError.responseSerializationFailed(reason: .inputDataNilOrZeroLength)
-            }
-            return Data()
-        }
-        data = try dataPreprocessor.preprocess(data)
-        return data
+        try preprocessedData(request: request, response: response, data: data, error: error)
     }
 }
 
@@ -125,9 +130,7 @@ public struct StringResponseSerializer: ResponseSerializer {
     }
 
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> String {
-        let data = try DataResponseSerializer(
-            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods
-        ).serialize(request: request, response: response, data: data, error: error)
+        let data = try preprocessedData(request: request, response: response, data: data, error: error)
         if data.isEmpty { return "" }
         let chosen = encoding ?? response?.textEncodingName.flatMap(String.Encoding.init(ianaCharsetName:)) ?? .isoLatin1
         guard let string = String(data: data, encoding: chosen) else {
@@ -181,9 +184,7 @@ public struct JSONResponseSerializer: ResponseSerializer {
     }
 
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Any {
-        let data = try DataResponseSerializer(
-            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods
-        ).serialize(request: request, response: response, data: data, error: error)
+        let data = try preprocessedData(request: request, response: response, data: data, error: error)
         if data.isEmpty { return NSNull() }
         do {
             return try JSONSerialization.jsonObject(with: data, options: options)
@@ -238,9 +239,7 @@ public struct DecodableResponseSerializer<T: Decodable>: ResponseSerializer {
     }
 
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> T {
-        let data = try DataResponseSerializer(
-            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods
-        ).serialize(request: request, response: response, data: data, error: error)
+        let data = try preprocessedData(request: request, response: response, data: data, error: error)
         if data.isEmpty {
             guard let emptyType = T.self as? any EmptyResponse.Type, let empty = emptyType.emptyValue() as? T else {
                 throw AFError.responseSerializationFailed(reason: .invalidEmptyResponse(type: "\(T.self)"))
@@ -275,9 +274,7 @@ public struct PropertyListResponseSerializer: ResponseSerializer {
     }
 
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Any {
-        let data = try DataResponseSerializer(
-            dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods
-        ).serialize(request: request, response: response, data: data, error: error)
+        let data = try preprocessedData(request: request, response: response, data: data, error: error)
         if data.isEmpty { return NSNull() }
         do {
             return try PropertyListSerialization.propertyList(from: data, options: options, format: nil)

@@ -119,7 +119,10 @@ extension Session {
         _ uploadable: UploadRequest.Uploadable, to url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?,
         interceptor: (any RequestInterceptor)?, fileManager: FileManager, requestModifier: RequestModifier?
     ) -> UploadRequest {
-        let convertible = ParameterlessRequestConvertible(url: url, method: method, headers: headers, requestModifier: requestModifier)
+        // The request builder of `request(_:method:parameters:encoder:…)`, with no parameters.
+        let convertible = RequestEncodableConvertible<Empty>(
+            url: url, method: method, parameters: nil, encoder: URLEncodedFormParameterEncoder.default, headers: headers,
+            requestModifier: requestModifier)
         return upload(uploadable, with: convertible, interceptor: interceptor, fileManager: fileManager)
     }
 
