@@ -294,6 +294,19 @@ func sha256Hex(_ data: Data) -> String {
         }
     }
 
+    /// URLSession's rules apply to upload bodies too: 302 turns the POST into a GET without the
+    /// body, 307 sends the body again.
+    @Test(arguments: [(302, "GET", ""), (307, "POST", "payload")])
+    func redirectedUploadsFollowURLSessionsRules(code: Int, method: String, body: String) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/redirect-to?url=%2Fanything&status_code=\(code)")
+            let echoed = try await AF.upload(Data("payload".utf8), to: url).serializingData().value
+            let object = try JSONSerialization.jsonObject(with: echoed) as? [String: Any]
+            #expect(object?["method"] as? String == method)
+            #expect(object?["data"] as? String == body)
+        }
+    }
+
     @Test func aMissingFileIsAnErrorNotACrash() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let missing = URL(fileURLWithPath: "/nonexistent/alamofire-nio/\(UUID().uuidString)")

@@ -66,21 +66,20 @@ struct RequestLoader: Sendable {
     ) -> LoadOperation {
         let operation = LoadOperation()
         let task = LoadTask(
-            loader: self, options: options, operation: operation, started: Date(), anchor: WallClockAnchor(), completion: completion)
-        task.load(urlRequest, transactions: [])
+            loader: self, operation: operation, started: Date(), anchor: WallClockAnchor(), completion: completion)
+        task.load(urlRequest, options: options, transactions: [])
         return operation
     }
 
     /// One task's chain of exchanges, one per redirect.
     private struct LoadTask: Sendable {
         let loader: RequestLoader
-        let options: LoadOptions
         let operation: LoadOperation
         let started: Date
         let anchor: WallClockAnchor
         let completion: @Sendable (LoadResult) -> Void
 
-        func load(_ current: URLRequest, transactions: [TransactionMetrics]) {
+        func load(_ current: URLRequest, options: LoadOptions, transactions: [TransactionMetrics]) {
             loader.loadOnce(current, options: options, anchor: anchor, operation: operation) { result, transaction in
                 var result = result
                 var transactions = transactions
@@ -98,7 +97,10 @@ struct RequestLoader: Sendable {
                     result.error = URLError(.httpTooManyRedirects, userInfo: [NSURLErrorFailingURLErrorKey: response.url as Any])
                     return completion(result)
                 }
-                load(next, transactions: transactions)
+                // A redirect that turned the request into a GET drops an upload's body with `httpBody`.
+                var nextOptions = options
+                if next.httpMethod != current.httpMethod { nextOptions.body = nil }
+                load(next, options: nextOptions, transactions: transactions)
             }
         }
     }
