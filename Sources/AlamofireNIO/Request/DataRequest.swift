@@ -36,14 +36,10 @@ public class DataRequest: Request, @unchecked Sendable {
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
         let validator: @Sendable () -> Void = { [self] in
-            guard error == nil, let response else { return }
-            let request = request
-            let data = data
-            let result = validation(request, response, data)
-            if case .failure(let failure) = result {
-                error = failure.asAFError(or: .responseValidationFailed(reason: .customValidationFailed(error: failure)))
+            guard let (outcome, response, result) = applyValidation({ validation($0.request, $1, $0.data) }) else { return }
+            eventMonitor?.performEvent {
+                $0.request(self, didValidateRequest: outcome.request, response: response, data: outcome.data, withResult: result)
             }
-            eventMonitor?.performEvent { $0.request(self, didValidateRequest: request, response: response, data: data, withResult: result) }
         }
         mutableState.withLock { $0.validators.append(validator) }
         return self

@@ -130,15 +130,9 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
         let validator: @Sendable () -> Void = { [self] in
-            guard error == nil, let response else { return }
-            let request = request
-            let fileURL = fileURL
-            let result = validation(request, response, fileURL)
-            if case .failure(let failure) = result {
-                error = failure.asAFError(or: .responseValidationFailed(reason: .customValidationFailed(error: failure)))
-            }
+            guard let (outcome, response, result) = applyValidation({ validation($0.request, $1, $0.fileURL) }) else { return }
             eventMonitor?.performEvent {
-                $0.request(self, didValidateRequest: request, response: response, fileURL: fileURL, withResult: result)
+                $0.request(self, didValidateRequest: outcome.request, response: response, fileURL: outcome.fileURL, withResult: result)
             }
         }
         mutableState.withLock { $0.validators.append(validator) }

@@ -337,6 +337,22 @@ public class Request: @unchecked Sendable {
         }
     }
 
+    /// Runs one validation on the outcome, unless the request has already failed or has no response;
+    /// a failure becomes the request's error. Returns what was checked, for the event monitors.
+    func applyValidation(
+        _ check: (Outcome, HTTPURLResponse) -> ValidationResult
+    )
+        -> (outcome: Outcome, response: HTTPURLResponse, result: ValidationResult)?
+    {
+        let outcome = self.outcome
+        guard outcome.error == nil, let response = outcome.response else { return nil }
+        let result = check(outcome, response)
+        if case .failure(let failure) = result {
+            error = failure.asAFError(or: .responseValidationFailed(reason: .customValidationFailed(error: failure)))
+        }
+        return (outcome, response, result)
+    }
+
     /// Runs a serializer and times it; an error that is not an ``AFError`` becomes
     /// `.responseSerializationFailed(.customSerializationFailed)`, as in Alamofire.
     func serializeTimed<Value>(_ serialize: () throws -> Value) -> (result: Result<Value, AFError>, duration: TimeInterval) {
