@@ -96,6 +96,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Runs a soak of requests through a Session and reports its own memory, for the tests.
+        .executableTarget(
+            name: "alamofire-probe",
+            dependencies: ["AlamofireNIO"],
+            swiftSettings: swiftSettings
+        ),
         // The tour of Alamofire's usage guide against the bundled server: the README's main command.
         .executableTarget(
             name: "af-tour",
@@ -109,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AlamofireNIOTests",
-            dependencies: ["AlamofireNIO", "HTTPBinServer", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["AlamofireNIO", "alamofire-probe", "HTTPBinServer", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -118,6 +124,7 @@ let package = Package(
                 "AlamofireNIOTransport",
                 "transport-probe",
                 "HTTPBinServer",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

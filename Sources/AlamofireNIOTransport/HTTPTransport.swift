@@ -46,6 +46,8 @@ public final class HTTPTransport: Sendable {
     private let pools = NIOLockedValueBox<[Origin: ConnectionPool]>([:])
     fileprivate let nextRequestID = NIOLockedValueBox(0)
     fileprivate let logger: Logger
+    /// Counts exchanges alive and exchanges dropped with a promise pending, for the leak tests.
+    let tracker = ExchangeTracker()
 
     /// - Parameters:
     ///   - configuration: the transport's settings.
@@ -206,25 +208,28 @@ public final class HTTPTransport: Sendable {
 
         private func start(on connection: HTTP1Connection, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
             let eventLoop = connection.channel.eventLoop
+            // The caller hears of the outcome through the delivery's promise, whatever ends the exchange.
+            let delivery: ActiveExchange.Delivery
+            if let collectLimit {
+                let (collecting, response) = ActiveExchange.Delivery.collecting(on: eventLoop, limit: collectLimit)
+                delivery = collecting
+                response.whenComplete { completion($0.map(Outcome.collected)) }
+            } else {
+                let (streaming, response) = ActiveExchange.Delivery.streaming(on: eventLoop)
+                delivery = streaming
+                response.whenComplete { completion($0.map(Outcome.streaming)) }
+            }
             let exchange = ActiveExchange(
-                request: request, head: head, requestBodyLength: bodyLength, headPromise: eventLoop.makePromise(),
-                completionPromise: eventLoop.makePromise(), metrics: ExchangeMetrics(fetchStart: fetchStart),
-                collectedPromise: collectLimit.map { _ in eventLoop.makePromise() }, collectLimit: collectLimit ?? .max, deadline: deadline)
+                request: request, head: head, requestBodyLength: bodyLength, delivery: delivery,
+                metrics: ExchangeMetrics(fetchStart: fetchStart), deadline: deadline, tracker: transport.tracker)
             do {
                 try controller.run(exchange, on: connection)
             } catch {
-                // Nothing was started: settle the promises so none is dropped unfulfilled.
+                // Nothing was started: settling the delivery reports the error.
                 exchange.fail(error)
-                return completion(.failure(error))
+                return
             }
             connection.start(exchange)
-            if let collected = exchange.collectedPromise {
-                // The head promise is never used in this mode.
-                exchange.headPromise.futureResult.whenFailure { _ in }
-                collected.futureResult.whenComplete { completion($0.map(Outcome.collected)) }
-            } else {
-                exchange.headPromise.futureResult.whenComplete { completion($0.map(Outcome.streaming)) }
-            }
         }
     }
 
@@ -331,9 +336,11 @@ final class ExchangeController: Sendable {
         }
     }
 
+    /// Ends the exchange in whichever phase it is. The controller stays cancelled, so a retry on a
+    /// fresh connection that starts after this (a stale connection found meanwhile) fails at once.
     func cancel(with error: TransportError) {
         let previous = phase.withLockedValue { phase in
-            defer { if case .running = phase {} else { phase = .cancelled(error) } }
+            defer { phase = .cancelled(error) }
             return phase
         }
         switch previous {

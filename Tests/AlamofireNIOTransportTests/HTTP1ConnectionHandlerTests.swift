@@ -56,14 +56,37 @@ import Testing
             try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80))
         }
 
-        func start(_ request: TransportRequest = TransportRequest(url: URL(string: "http://127.0.0.1/x")!)) async throws -> ActiveExchange {
+        /// An exchange under way and the future of its response head (or whole response, collected).
+        struct Started {
+            let exchange: ActiveExchange
+            let response: EventLoopFuture<TransportResponse>?
+            let collected: EventLoopFuture<CollectedTransportResponse>?
+            var head: HTTPRequestHead { exchange.head }
+        }
+
+        func start(
+            _ request: TransportRequest = TransportRequest(url: URL(string: "http://127.0.0.1/x")!), collectingUpTo limit: Int? = nil,
+            tracker: ExchangeTracker? = nil
+        ) async throws -> Started {
             let head = HTTPRequestHead(version: .http1_1, method: request.method, uri: "/x", headers: ["Host": "127.0.0.1"])
-            let exchange = ActiveExchange(
-                request: request, head: head, requestBodyLength: 0, headPromise: channel.eventLoop.makePromise(),
-                completionPromise: channel.eventLoop.makePromise(), metrics: ExchangeMetrics(fetchStart: .now()))
+            let started: Started
+            if let limit {
+                let (delivery, collected) = ActiveExchange.Delivery.collecting(on: channel.eventLoop, limit: limit)
+                let exchange = ActiveExchange(
+                    request: request, head: head, requestBodyLength: nil, delivery: delivery, metrics: ExchangeMetrics(fetchStart: .now()),
+                    tracker: tracker)
+                started = Started(exchange: exchange, response: nil, collected: collected)
+            } else {
+                let (delivery, response) = ActiveExchange.Delivery.streaming(on: channel.eventLoop)
+                let exchange = ActiveExchange(
+                    request: request, head: head, requestBodyLength: 0, delivery: delivery, metrics: ExchangeMetrics(fetchStart: .now()),
+                    tracker: tracker)
+                started = Started(exchange: exchange, response: response, collected: nil)
+            }
             let box = self.box
+            let exchange = started.exchange
             try await channel.testingEventLoop.executeInContext { box.value.startExchange(exchange) }
-            return exchange
+            return started
         }
 
         func respond(_ parts: HTTPClientResponsePart...) async throws {
@@ -79,7 +102,7 @@ import Testing
         try await fixture.respond(
             .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "2"])), .body(ByteBuffer(string: "ok")),
             .end(nil))
-        let response = try await exchange.headPromise.futureResult.get()
+        let response = try await exchange.response!.get()
         #expect(response.head.status == .ok)
         #expect(String(buffer: try await response.body.collect()) == "ok")
         let completion = try await response.finished()
@@ -92,7 +115,7 @@ import Testing
         let fixture = try await Fixture()
         let exchange = try await fixture.start()
         try await fixture.respond(.head(HTTPResponseHead(version: .http1_1, status: .ok)))
-        let response = try await exchange.headPromise.futureResult.get()
+        let response = try await exchange.response!.get()
         // Eight unread buffers reach the high watermark: the next read request is held back.
         for index in 0..<8 { try await fixture.respond(.body(ByteBuffer(string: "\(index)"))) }
         let before = fixture.reads.reads
@@ -113,7 +136,7 @@ import Testing
         await fixture.channel.testingEventLoop.advanceTime(by: .milliseconds(999))
         #expect(fixture.channel.isActive)
         await fixture.channel.testingEventLoop.advanceTime(by: .milliseconds(2))
-        await #expect(throws: TransportError.self) { try await exchange.headPromise.futureResult.get() }
+        await #expect(throws: TransportError.self) { try await exchange.response!.get() }
         #expect(!fixture.channel.isActive)
         #expect(fixture.delegate.finished == [false])
     }
@@ -122,15 +145,15 @@ import Testing
         let fixture = try await Fixture()
         let first = try await fixture.start()
         try await fixture.respond(.head(HTTPResponseHead(version: .http1_1, status: .noContent)), .end(nil))
-        _ = try await first.headPromise.futureResult.get()
+        _ = try await first.response!.get()
         let second = try await fixture.start()
         try await fixture.channel.close()
-        await #expect(throws: StaleConnectionError.self) { try await second.headPromise.futureResult.get() }
+        await #expect(throws: StaleConnectionError.self) { try await second.response!.get() }
 
         let fresh = try await Fixture()
         let only = try await fresh.start()
         try await fresh.channel.close()
-        let error = await transportError { try await only.headPromise.futureResult.get() }
+        let error = await transportError { try await only.response!.get() }
         #expect(error?.code == .networkConnectionLost)
     }
 
@@ -145,11 +168,88 @@ import Testing
         let fixture = try await Fixture()
         let exchange = try await fixture.start()
         try await fixture.respond(.head(HTTPResponseHead(version: .http1_1, status: .ok)), .body(ByteBuffer(string: "a")))
-        let response = try await exchange.headPromise.futureResult.get()
+        let response = try await exchange.response!.get()
         let box = fixture.box
-        try await fixture.channel.testingEventLoop.executeInContext { box.value.cancel(exchange, error: .timedOut("test")) }
+        try await fixture.channel.testingEventLoop.executeInContext { box.value.cancel(exchange.exchange, error: .timedOut("test")) }
         let error = await transportError { try await response.body.collect() }
         #expect(error?.code == .timedOut)
         #expect(!fixture.channel.isActive)
+    }
+
+    @Test func collectedExchangeSettlesItsOnlyPromise() async throws {
+        let fixture = try await Fixture()
+        let tracker = ExchangeTracker()
+        var started: Fixture.Started? = try await fixture.start(collectingUpTo: 16, tracker: tracker)
+        try await fixture.respond(
+            .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "2"])), .body(ByteBuffer(string: "ok")),
+            .end(nil))
+        let collected = try await started!.collected!.get()
+        #expect(collected.head.status == .ok)
+        #expect(String(buffer: collected.body) == "ok")
+        #expect(tracker.liveExchanges == 1)
+        started = nil
+        #expect(tracker.liveExchanges == 0)
+        #expect(tracker.unsettledExchanges == 0)
+    }
+
+    @Test func collectedBodyOverItsLimitFailsTheExchange() async throws {
+        let fixture = try await Fixture()
+        let started = try await fixture.start(collectingUpTo: 3)
+        try await fixture.respond(.head(HTTPResponseHead(version: .http1_1, status: .ok)), .body(ByteBuffer(string: "four")))
+        let error = await transportError { try await started.collected!.get() }
+        #expect(error?.code == .dataLengthExceedsMaximum)
+        #expect(!fixture.channel.isActive)
+    }
+
+    /// A server may answer before reading the whole body; a writer waiting for the channel to drain
+    /// must then be released, not left holding its file or stream forever.
+    @Test func answerBeforeTheBodyReleasesAWaitingWriter() async throws {
+        let fixture = try await Fixture()
+        let writerEnded = AsyncStream.makeStream(of: String.self)
+        var request = TransportRequest(url: URL(string: "http://127.0.0.1/x")!)
+        request.method = .POST
+        request.body = .stream(length: nil) { writer in
+            do {
+                while true { try await writer.write(ByteBuffer(repeating: 0x61, count: 1024)) }
+            } catch {
+                writerEnded.continuation.yield("\(error)")
+                throw error
+            }
+        }
+        fixture.channel.isWritable = false
+        let started = try await fixture.start(request)
+        // The writer's first chunk leaves it waiting for writability, which never returns.
+        try await Self.waitFor {
+            if case .body = try await fixture.channel.readOutbound(as: HTTPClientRequestPart.self) { return true }
+            return false
+        }
+        try await fixture.respond(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"])), .end(nil))
+        let response = try await started.response!.get()
+        #expect(response.head.status == .ok)
+        let ended = try await Self.first(of: writerEnded.stream, within: .seconds(5))
+        #expect(ended != nil)
+    }
+
+    /// Polls a condition that another task makes true (no event to await), for at most five seconds.
+    static func waitFor(_ condition: () async throws -> Bool) async throws {
+        for _ in 0..<1000 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("condition never held")
+    }
+
+    /// The first element of `stream`, or nil when none arrives within `limit`.
+    static func first<Element: Sendable>(of stream: AsyncStream<Element>, within limit: Duration) async throws -> Element? {
+        try await withThrowingTaskGroup(of: Element?.self) { group in
+            group.addTask { await stream.first { _ in true } }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
     }
 }

@@ -1,28 +1,48 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// The state of the exchange running on a connection that is not the state machine's business:
-/// the caller's promises, the body producer's source, the body-writing task, counters and metrics.
+/// how the response reaches the caller, the body-writing task, counters and metrics.
 /// Created by the transport, then touched only on the connection's event loop (hence `@unchecked`).
+///
+/// Every promise the caller may be waiting on lives in ``delivery``, and the only ways out of it are
+/// ``succeed(_:)`` and ``fail(_:)``, which settle all of them. A promise left pending would keep
+/// its future, its callbacks and whatever they capture alive for good.
 final class ActiveExchange: @unchecked Sendable {
+    /// How the response reaches the caller; one case per phase, so no promise can be forgotten.
+    enum Delivery {
+        /// Streaming: the caller awaits the head; the completion is handed over with it.
+        case awaitingHead(EventLoopPromise<TransportResponse>, completion: EventLoopPromise<ExchangeCompletion>)
+        /// Streaming: the head was delivered; the body flows through `source` to the caller.
+        case streamingBody(TransportResponseBody.Producer.Source, completion: EventLoopPromise<ExchangeCompletion>)
+        /// Collecting: head and body are kept here and handed over once, at the end.
+        case collecting(EventLoopPromise<CollectedTransportResponse>, head: HTTPResponseHead?, body: ByteBuffer, limit: Int)
+        /// Every promise has been completed.
+        case settled
+
+        /// A streaming delivery on `eventLoop`, and the future of its head.
+        static func streaming(on eventLoop: any EventLoop) -> (Delivery, EventLoopFuture<TransportResponse>) {
+            let head = eventLoop.makePromise(of: TransportResponse.self)
+            return (.awaitingHead(head, completion: eventLoop.makePromise()), head.futureResult)
+        }
+
+        /// A collecting delivery on `eventLoop` keeping at most `limit` bytes, and its future.
+        static func collecting(on eventLoop: any EventLoop, limit: Int) -> (Delivery, EventLoopFuture<CollectedTransportResponse>) {
+            let promise = eventLoop.makePromise(of: CollectedTransportResponse.self)
+            return (.collecting(promise, head: nil, body: ByteBuffer(), limit: limit), promise.futureResult)
+        }
+    }
+
     let request: TransportRequest
     let head: HTTPRequestHead
     /// Total request body bytes, when known up front.
     let requestBodyLength: Int64?
-    let headPromise: EventLoopPromise<TransportResponse>
-    let completionPromise: EventLoopPromise<ExchangeCompletion>
+    private(set) var delivery: Delivery
     var metrics: ExchangeMetrics
-
-    var bodySource: TransportResponseBody.Producer.Source?
-    /// Set when the caller wants the body collected: the head and body are kept here and handed
-    /// over once, at the end.
-    let collectedPromise: EventLoopPromise<CollectedTransportResponse>?
-    let collectLimit: Int
     /// When the request's total time runs out, if it has a limit.
     let deadline: NIODeadline?
-    var collectedHead: HTTPResponseHead?
-    var collectedBody = ByteBuffer()
     var bodyTask: Task<Void, Never>?
     /// Completed when the channel becomes writable again, to resume a body writer.
     var writabilityPromise: EventLoopPromise<Void>?
@@ -34,35 +54,130 @@ final class ActiveExchange: @unchecked Sendable {
     var idleTimeoutTask: Scheduled<Void>?
     /// Whether the exchange may be retried on a new connection if this one turns out dead.
     var mayRetryOnFreshConnection = false
+    private let tracker: ExchangeTracker?
 
     init(
-        request: TransportRequest, head: HTTPRequestHead, requestBodyLength: Int64?, headPromise: EventLoopPromise<TransportResponse>,
-        completionPromise: EventLoopPromise<ExchangeCompletion>, metrics: ExchangeMetrics,
-        collectedPromise: EventLoopPromise<CollectedTransportResponse>? = nil, collectLimit: Int = .max, deadline: NIODeadline? = nil
+        request: TransportRequest, head: HTTPRequestHead, requestBodyLength: Int64?, delivery: Delivery, metrics: ExchangeMetrics,
+        deadline: NIODeadline? = nil, tracker: ExchangeTracker? = nil
     ) {
-        self.deadline = deadline
-        self.collectedPromise = collectedPromise
-        self.collectLimit = collectLimit
         self.request = request
         self.head = head
         self.requestBodyLength = requestBodyLength
-        self.headPromise = headPromise
-        self.completionPromise = completionPromise
+        self.delivery = delivery
         self.metrics = metrics
+        self.deadline = deadline
+        self.tracker = tracker
+        tracker?.exchangeCreated()
+    }
+
+    deinit {
+        if case .settled = delivery {} else { tracker?.exchangeDroppedUnsettled() }
+        tracker?.exchangeDestroyed()
+    }
+
+    var isCollecting: Bool {
+        if case .collecting = delivery { true } else { false }
+    }
+
+    /// The response head arrived. A streaming exchange hands it over with a body the caller pulls
+    /// (`demand` hears when the caller wants more or has gone); a collecting one keeps it.
+    func receivedHead(_ responseHead: HTTPResponseHead, demand: @autoclosure () -> ResponseBodyDemand) {
+        switch delivery {
+        case .awaitingHead(let headPromise, let completion):
+            let producer = TransportResponseBody.Producer.makeSequence(
+                backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8), finishOnDeinit: false, delegate: demand())
+            delivery = .streamingBody(producer.source, completion: completion)
+            headPromise.succeed(
+                TransportResponse(
+                    head: responseHead, body: TransportResponseBody(producer: producer.sequence), completion: completion.futureResult))
+        case .collecting(let promise, _, var body, let limit):
+            if let length = expectedResponseLength, length <= limit { body.reserveCapacity(Int(length)) }
+            delivery = .collecting(promise, head: responseHead, body: body, limit: limit)
+        case .streamingBody, .settled:
+            break
+        }
+    }
+
+    /// What became of a chunk of the response body.
+    enum BodyOutcome {
+        case accepted
+        /// The consumer wants no more for now.
+        case stopProducing
+        /// A collected body would grow past its limit.
+        case overLimit(Int)
+    }
+
+    /// Passes a chunk of the body to the caller, or keeps it when collecting.
+    func receivedBody(_ buffer: ByteBuffer) -> BodyOutcome {
+        switch delivery {
+        case .streamingBody(let source, _):
+            if case .stopProducing = source.yield(buffer) { return .stopProducing }
+            return .accepted
+        case .collecting(let promise, let head, var body, let limit):
+            guard body.readableBytes + buffer.readableBytes <= limit else { return .overLimit(limit) }
+            // Out of the enum while it grows, so the buffer is not copied.
+            delivery = .settled
+            var buffer = buffer
+            body.writeBuffer(&buffer)
+            delivery = .collecting(promise, head: head, body: body, limit: limit)
+            return .accepted
+        case .awaitingHead, .settled:
+            return .accepted
+        }
+    }
+
+    /// Ends the exchange successfully: the body ends and every promise is completed.
+    func succeed(_ completion: ExchangeCompletion) {
+        let delivery = self.delivery
+        self.delivery = .settled
+        stopWork(writerError: TransportError.cancelled)
+        switch delivery {
+        case .awaitingHead(let headPromise, let completionPromise):
+            // Only the state machine's order of events prevents this; fail rather than leave it pending.
+            let error = TransportError.badResponse("the exchange ended without a response head")
+            headPromise.fail(error)
+            completionPromise.fail(error)
+        case .streamingBody(let source, let completionPromise):
+            source.finish()
+            completionPromise.succeed(completion)
+        case .collecting(let promise, let head?, let body, _):
+            promise.succeed(CollectedTransportResponse(head: head, body: body, completion: completion))
+        case .collecting(let promise, nil, _, _):
+            promise.fail(TransportError.badResponse("the exchange ended without a response head"))
+        case .settled:
+            break
+        }
     }
 
     /// Ends the exchange with an error wherever it is: before the head, the caller gets it; after,
     /// the body consumer and `finished()` do.
     func fail(_ error: any Error) {
+        let delivery = self.delivery
+        self.delivery = .settled
+        stopWork(writerError: error)
+        switch delivery {
+        case .awaitingHead(let headPromise, let completion):
+            headPromise.fail(error)
+            completion.fail(error)
+        case .streamingBody(let source, let completion):
+            source.finish(error)
+            completion.fail(error)
+        case .collecting(let promise, _, _, _):
+            promise.fail(error)
+        case .settled:
+            break
+        }
+    }
+
+    /// Stops the timer and the body writer; a writer waiting for the channel to drain is released
+    /// with `writerError` (a server may answer before it has read the whole body).
+    private func stopWork(writerError: any Error) {
         idleTimeoutTask?.cancel()
+        idleTimeoutTask = nil
         bodyTask?.cancel()
-        writabilityPromise?.fail(error)
+        bodyTask = nil
+        writabilityPromise?.fail(writerError)
         writabilityPromise = nil
-        headPromise.fail(error)
-        collectedPromise?.fail(error)
-        bodySource?.finish(error)
-        bodySource = nil
-        completionPromise.fail(error)
     }
 
     /// The size of the request head on the wire.
@@ -77,4 +192,20 @@ final class ActiveExchange: @unchecked Sendable {
         for (name, value) in head.headers { count += name.utf8.count + value.utf8.count + 4 }
         return Int64(count + 2)
     }
+}
+
+/// Counts a transport's exchanges that are still alive, and those that were dropped with a promise
+/// pending: both must come back to zero once the transport is idle. Two atomic adds per exchange.
+final class ExchangeTracker: Sendable {
+    private let live = Atomic<Int>(0)
+    private let droppedUnsettled = Atomic<Int>(0)
+
+    /// Exchanges not yet deallocated.
+    var liveExchanges: Int { live.load(ordering: .relaxed) }
+    /// Exchanges deallocated with a caller's promise never completed (a bug if ever non-zero).
+    var unsettledExchanges: Int { droppedUnsettled.load(ordering: .relaxed) }
+
+    func exchangeCreated() { live.add(1, ordering: .relaxed) }
+    func exchangeDestroyed() { live.subtract(1, ordering: .relaxed) }
+    func exchangeDroppedUnsettled() { droppedUnsettled.add(1, ordering: .relaxed) }
 }

@@ -210,7 +210,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         let writer = TransportBodyWriter { chunk in
-            try await eventLoop.flatSubmit { handler.value.writeBodyChunk(chunk, for: target.value) }.get()
+            try await eventLoop.flatSubmit { handler.value.writeBodyChunk(chunk, for: target.value, on: eventLoop) }.get()
         }
         exchange.bodyTask = Task {
             do {
@@ -223,9 +223,9 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     /// Writes one chunk; the future completes when the writer may send the next one.
-    private func writeBodyChunk(_ chunk: ByteBuffer, for target: ActiveExchange) -> EventLoopFuture<Void> {
+    private func writeBodyChunk(_ chunk: ByteBuffer, for target: ActiveExchange, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
         guard let context, exchange === target, case .active(let state) = stateMachine.state, state.request == .sendingBody else {
-            return (context?.eventLoop ?? target.headPromise.futureResult.eventLoop).makeFailedFuture(TransportError.cancelled)
+            return eventLoop.makeFailedFuture(TransportError.cancelled)
         }
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
         target.lastActivity = context.eventLoop.now
@@ -262,45 +262,28 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         exchange.metrics.responseHeaderBytesReceived = ActiveExchange.headByteCount(head)
         let isCompressed = head.headers["Content-Encoding"].contains { $0.lowercased() != "identity" }
         exchange.expectedResponseLength = isCompressed ? nil : head.headers.first(name: "Content-Length").flatMap(Int64.init)
-        if exchange.collectedPromise != nil {
-            exchange.collectedHead = head
-            if let length = exchange.expectedResponseLength, length <= exchange.collectLimit {
-                exchange.collectedBody.reserveCapacity(Int(length))
-            }
-            return
-        }
-
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
-        let demand = ResponseBodyDemand(
-            onDemand: { eventLoop.execute { handler.value.consumerDemand(true, for: target.value) } },
-            onTermination: { eventLoop.execute { handler.value.consumerTerminated(target.value) } })
-        let producer = TransportResponseBody.Producer.makeSequence(
-            backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8), finishOnDeinit: false, delegate: demand)
-        exchange.bodySource = producer.source
-        exchange.headPromise.succeed(
-            TransportResponse(
-                head: head, body: TransportResponseBody(producer: producer.sequence), completion: exchange.completionPromise.futureResult))
+        exchange.receivedHead(
+            head,
+            demand: ResponseBodyDemand(
+                onDemand: { eventLoop.execute { handler.value.consumerDemand(true, for: target.value) } },
+                onTermination: { eventLoop.execute { handler.value.consumerTerminated(target.value) } }))
     }
 
     private func forwardBody(_ buffer: ByteBuffer) {
         guard let exchange else { return }
         exchange.responseBodyBytes += Int64(buffer.readableBytes)
         exchange.request.onDownloadProgress?(exchange.responseBodyBytes, exchange.expectedResponseLength)
-        if exchange.collectedPromise != nil {
-            guard exchange.collectedBody.readableBytes + buffer.readableBytes <= exchange.collectLimit else {
-                lastError = TransportError(.dataLengthExceedsMaximum, "the response body is larger than \(exchange.collectLimit) bytes")
-                if let context { perform(stateMachine.errorCaught(), context) }
-                return
-            }
-            var buffer = buffer
-            exchange.collectedBody.writeBuffer(&buffer)
-            return
-        }
-        guard let source = exchange.bodySource else { return }
-        if case .stopProducing = source.yield(buffer) {
+        switch exchange.receivedBody(buffer) {
+        case .accepted:
+            break
+        case .stopProducing:
             stateMachine.consumerDemand(false)
+        case .overLimit(let limit):
+            lastError = TransportError(.dataLengthExceedsMaximum, "the response body is larger than \(limit) bytes")
+            if let context { perform(stateMachine.errorCaught(), context) }
         }
     }
 
@@ -322,20 +305,12 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         guard let exchange else { return }
         self.exchange = nil
         completedExchanges += 1
-        exchange.idleTimeoutTask?.cancel()
-        exchange.bodyTask?.cancel()
         exchange.metrics.responseEnd = context?.eventLoop.now ?? .now()
         exchange.metrics.requestBodyBytesSent = exchange.requestBodyBytesSent
         exchange.metrics.responseBodyBytesAfterDecoding = exchange.responseBodyBytes
         let wire = byteCounter.received - exchange.wireBytesAtStart
         exchange.metrics.responseBodyBytesReceived = max(0, wire - exchange.metrics.responseHeaderBytesReceived)
-        exchange.bodySource?.finish()
-        exchange.bodySource = nil
-        let completion = ExchangeCompletion(trailers: trailers, metrics: exchange.metrics)
-        exchange.completionPromise.succeed(completion)
-        if let collected = exchange.collectedPromise, let head = exchange.collectedHead {
-            collected.succeed(CollectedTransportResponse(head: head, body: exchange.collectedBody, completion: completion))
-        }
+        exchange.succeed(ExchangeCompletion(trailers: trailers, metrics: exchange.metrics))
     }
 
     private func failExchange(_ kind: HTTP1ConnectionStateMachine.TransportErrorKind) {

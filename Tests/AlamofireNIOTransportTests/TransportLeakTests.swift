@@ -1,0 +1,89 @@
+import Foundation
+import HTTPBinServer
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import AlamofireNIOTransport
+
+/// Every exchange is released once it ends, with every promise its caller could wait on completed,
+/// whichever way it ended: collected, streamed, failed, cancelled, or answered before its body was sent.
+@Suite struct TransportLeakTests {
+    @Test func everyKindOfExchangeIsReleasedWithItsPromisesSettled() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
+            defer { transport.shutdown() }
+            for round in 0..<20 {
+                // Collected, through the callback entry point.
+                let collected = try await withCheckedThrowingContinuation { continuation in
+                    transport.execute(TransportRequest(url: server.url("/bytes/64")), collectingUpTo: 1 << 20) {
+                        continuation.resume(with: $0)
+                    }
+                }
+                #expect(collected.body.readableBytes == 64)
+                // Streamed, read to the end.
+                let streamed = try await transport.fetch(server.url("/bytes/128"))
+                #expect(streamed.body.readableBytes == 128)
+                // Streamed, dropped before its end (the connection closes).
+                _ = try await transport.execute(TransportRequest(url: server.url("/stream-bytes/65536?chunk_size=1024")))
+                // Over the collecting limit.
+                let tooLarge = await transportError {
+                    try await transport.execute(TransportRequest(url: server.url("/bytes/4096")), collectingUpTo: 16)
+                }
+                #expect(tooLarge?.code == .dataLengthExceedsMaximum)
+                // Cancelled while the server delays its answer.
+                let handle = transport.execute(TransportRequest(url: server.url("/delay/10")), collectingUpTo: 1 << 20) { _ in }
+                if round % 2 == 0 { handle.cancel() } else { Task { handle.cancel() } }
+                // A streamed upload the server answers without reading (its writer must be released).
+                let upload = TransportRequest(method: .POST, url: server.url("/status/500"), body: .stream(length: nil, Self.endlessBody))
+                let answered = try await transport.fetch(upload)
+                #expect(answered.status == 500)
+            }
+            // Exchanges are released as the event loops finish their last callbacks.
+            try await Self.eventually { transport.tracker.liveExchanges == 0 }
+            #expect(transport.tracker.liveExchanges == 0)
+            #expect(transport.tracker.unsettledExchanges == 0)
+        }
+    }
+
+    /// Writes chunks until the transport stops taking them (at most 256 MiB).
+    @Sendable static func endlessBody(_ writer: TransportBodyWriter) async throws {
+        let chunk = ByteBuffer(repeating: 0x62, count: 64 * 1024)
+        for _ in 0..<4096 { try await writer.write(chunk) }
+    }
+
+    /// Polls a condition that other threads make true, for at most ten seconds.
+    static func eventually(_ condition: () -> Bool) async throws {
+        for _ in 0..<1000 where !condition() {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// A cancel that arrives while an exchange runs on a connection that then turns out stale must
+    /// also stop the retry on a fresh connection (it used to leave the controller "running").
+    @Test func cancelWhileRunningAlsoStopsTheStaleConnectionRetry() throws {
+        let channel = EmbeddedChannel()
+        let handler = HTTP1ConnectionHandler(
+            connectionID: 1, byteCounter: ByteCountingHandler(), connectionMetrics: ExchangeMetrics(fetchStart: .now()))
+        let origin = try Origin(url: URL(string: "http://127.0.0.1:1/")!)
+        let connection = HTTP1Connection(id: 1, origin: origin, channel: channel, handler: handler)
+        let request = TransportRequest(url: URL(string: "http://127.0.0.1:1/x")!)
+        let (delivery, _) = ActiveExchange.Delivery.streaming(on: channel.eventLoop)
+        let exchange = ActiveExchange(
+            request: request, head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/x"), requestBodyLength: 0, delivery: delivery,
+            metrics: ExchangeMetrics(fetchStart: .now()))
+        let controller = ExchangeController()
+        try controller.run(exchange, on: connection)
+        controller.cancel(with: .cancelled)
+        let factory = ConnectionFactory(
+            eventLoopGroup: channel.eventLoop, tls: .init(), decompressionLimit: nil, logger: .init(label: "test"))
+        let pool = ConnectionPool(
+            origin: origin, factory: factory, maximumConnections: 1, idleTimeout: .seconds(1), connectTimeout: nil,
+            logger: .init(label: "test"))
+        #expect(throws: TransportError.self) { try controller.waitForConnection(pool: pool, request: 2) }
+        exchange.fail(TransportError.cancelled)
+        _ = try channel.finish()
+    }
+}
