@@ -32,14 +32,25 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
-        // Layer 3: Alamofire's API.
+        // Layer 3: Alamofire's API. It uses the transport only to build it for the loading layer.
         .target(
             name: "AlamofireNIO",
+            dependencies: [
+                "AlamofireNIOLoading",
+                "AlamofireNIOTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Layer 2: one task per attempt of a request, with URLSession's policies and delegate events.
+        .target(
+            name: "AlamofireNIOLoading",
             dependencies: [
                 "AlamofireNIOTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
@@ -116,6 +127,11 @@ let package = Package(
         .testTarget(
             name: "AlamofireNIOTests",
             dependencies: ["AlamofireNIO", "alamofire-probe", "HTTPBinServer", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AlamofireNIOLoadingTests",
+            dependencies: ["AlamofireNIOLoading", "AlamofireNIOTransport", "HTTPBinServer"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

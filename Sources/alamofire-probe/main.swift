@@ -3,7 +3,7 @@ import Foundation
 
 /// `alamofire-probe soak URL COUNT`
 ///
-/// Makes COUNT sequential GETs of URL through a `Session`, as `AF.request(url).responseData` users
+/// Makes COUNT sequential GETs of URL through a `Session`, as `AF.request(url).validate().responseData` users
 /// do, and prints `requests=<n> failures=<n> rss_kb_warm=<VmRSS after the first fifth>
 /// rss_kb_end=<VmRSS at the end>`. The tests run it as a process of its own, so that memory it
 /// keeps per request shows as growth between the two readings.
@@ -22,7 +22,7 @@ func soak(url: URL, count: Int) async -> String {
     var warm = -1
     for index in 0..<count {
         if index == warmUp { warm = residentKilobytes() }
-        let response = await session.request(url).serializingData().response
+        let response = await session.request(url).validate().serializingData().response
         if response.error != nil { failures += 1 }
     }
     return "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes())"

@@ -393,21 +393,4 @@ final class OrderRecorder: @unchecked Sendable {
             #expect(sixteen.response?.statusCode == 200)
         }
     }
-
-    @Test func authorizationStaysOnItsOrigin() throws {
-        var request = try URLRequest(url: "http://127.0.0.1:1/a", method: .post, headers: [.authorization(bearerToken: "t")])
-        request.httpBody = Data("x".utf8)
-        let sameOrigin = HTTPURLResponse(url: request.url!, statusCode: 307, httpVersion: nil, headerFields: ["Location": "/b"])!
-        let kept = try #require(RedirectRule.nextRequest(after: request, response: sameOrigin))
-        #expect(kept.url?.absoluteString == "http://127.0.0.1:1/b")
-        #expect(kept.value(forHTTPHeaderField: "Authorization") == "Bearer t")
-        #expect(kept.httpBody == Data("x".utf8))
-        let otherOrigin = HTTPURLResponse(
-            url: request.url!, statusCode: 302, httpVersion: nil, headerFields: ["Location": "http://localhost:2/c"])!
-        let moved = try #require(RedirectRule.nextRequest(after: request, response: otherOrigin))
-        #expect(moved.value(forHTTPHeaderField: "Authorization") == nil)
-        #expect(moved.httpMethod == "GET" && moved.httpBody == nil)
-        let notARedirect = HTTPURLResponse(url: request.url!, statusCode: 304, httpVersion: nil, headerFields: ["Location": "/b"])!
-        #expect(RedirectRule.nextRequest(after: request, response: notARedirect) == nil)
-    }
 }

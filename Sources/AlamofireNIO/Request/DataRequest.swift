@@ -35,13 +35,11 @@ public class DataRequest: Request, @unchecked Sendable {
     /// Adds a check that runs when the response has arrived, before any serializer.
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
-        let validator: @Sendable () -> Void = { [self] in
-            guard let (outcome, response, result) = applyValidation({ validation($0.request, $1, $0.data) }) else { return }
+        appendValidator({ validation($0.request, $1, $0.data) }) { [unowned self] outcome, response, result in
             eventMonitor?.performEvent {
                 $0.request(self, didValidateRequest: outcome.request, response: response, data: outcome.data, withResult: result)
             }
         }
-        mutableState.withLock { $0.validators.append(validator) }
         return self
     }
 
@@ -50,14 +48,11 @@ public class DataRequest: Request, @unchecked Sendable {
     /// Calls `completionHandler` on `queue` with the data as received.
     @discardableResult
     public func response(queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDataResponse<Data?>) -> Void) -> Self {
-        appendResponseSerializer {
-            let outcome = self.outcome
-            let response = DataResponse(
-                request: outcome.request, response: outcome.response, data: outcome.data, metrics: outcome.metrics,
-                serializationDuration: 0, result: outcome.error.map { .failure($0) } ?? .success(outcome.data))
-            self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response) }
-            self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response) })
-        }
+        appendResponseSerializer(
+            queue: queue,
+            makeResponse: { DataResponse($0, result: $0.error.map { .failure($0) } ?? .success($0.data), duration: 0) },
+            report: { response in self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response) } },
+            completionHandler: completionHandler)
         return self
     }
 
@@ -67,19 +62,20 @@ public class DataRequest: Request, @unchecked Sendable {
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
     ) -> Self {
-        appendResponseSerializer {
-            let outcome = self.outcome
-            let (result, duration) = self.serializeTimed {
-                try responseSerializer.serialize(
-                    request: outcome.request, response: outcome.response, data: outcome.data, error: outcome.error)
-            }
-            let response = UncheckedSendable(
-                DataResponse(
-                    request: outcome.request, response: outcome.response, data: outcome.data, metrics: outcome.metrics,
-                    serializationDuration: duration, result: result))
-            self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response.value) }
-            self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response.value) })
-        }
+        appendResponseSerializer(
+            queue: queue,
+            makeResponse: { outcome in
+                let (result, duration) = self.serializeTimed {
+                    try responseSerializer.serialize(
+                        request: outcome.request, response: outcome.response, data: outcome.data, error: outcome.error)
+                }
+                return DataResponse(outcome, result: result, duration: duration)
+            },
+            report: { response in
+                let response = UncheckedSendable(response)
+                self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response.value) }
+            },
+            completionHandler: completionHandler)
         return self
     }
 

@@ -1,3 +1,4 @@
+import AlamofireNIOLoading
 public import Foundation
 import Synchronization
 
@@ -73,15 +74,14 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         }
     }
 
-    override func loadOptions() -> LoadOptions {
-        var options = super.loadOptions()
-        options.downloadDirectory = fileManager.temporaryDirectory
-        return options
+    override func loadingDestination() -> LoadingTask.Destination {
+        .file(directory: fileManager.temporaryDirectory)
     }
 
     /// Moves the file to its destination, as Alamofire does before validation.
-    override func didFinishLoad(_ result: LoadResult) -> AFError? {
-        guard let temporaryURL = result.fileURL, let response = result.response, let destination else { return nil }
+    override func didFinishLoad() -> AFError? {
+        let (temporaryURL, response) = mutableState.withLock { ($0.fileURL, $0.response) }
+        guard let temporaryURL, let response, let destination else { return nil }
         let (destinationURL, options) = destination(temporaryURL, response)
         do {
             if options.contains(.removePreviousFile), fileManager.fileExists(atPath: destinationURL.path) {
@@ -102,10 +102,12 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     }
 
     /// Cancelled while its last bytes were being written: the file goes, as URLSession's would.
-    override func didAbandonLoad(_ result: LoadResult) {
-        guard let fileURL = result.fileURL else { return }
-        try? fileManager.removeItem(at: fileURL)
-        mutableState.withLock { $0.fileURL = nil }
+    override func didAbandonLoad() {
+        let fileURL = mutableState.withLock { state in
+            defer { state.fileURL = nil }
+            return state.fileURL
+        }
+        if let fileURL { try? fileManager.removeItem(at: fileURL) }
     }
 
     /// A retried download starts a new file: the last attempt's temporary one is removed (a file
@@ -129,13 +131,11 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     /// Adds a check that runs when the response has arrived and the file has been moved.
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
-        let validator: @Sendable () -> Void = { [self] in
-            guard let (outcome, response, result) = applyValidation({ validation($0.request, $1, $0.fileURL) }) else { return }
+        appendValidator({ validation($0.request, $1, $0.fileURL) }) { [unowned self] outcome, response, result in
             eventMonitor?.performEvent {
                 $0.request(self, didValidateRequest: outcome.request, response: response, fileURL: outcome.fileURL, withResult: result)
             }
         }
-        mutableState.withLock { $0.validators.append(validator) }
         return self
     }
 
@@ -162,7 +162,9 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     /// Requires a 2xx status and a `Content-Type` the request's `Accept` header allows.
     @discardableResult
     public func validate() -> Self {
-        validate(statusCode: 200..<300).validate(contentType: self.acceptableContentTypes)
+        // Unowned: the validator is kept by the request, which runs it.
+        let acceptableContentTypes: @Sendable () -> [String] = { [unowned self] in self.acceptableContentTypes }
+        return validate(statusCode: 200..<300).validate(contentType: acceptableContentTypes())
     }
 
     // MARK: Response handlers
@@ -170,12 +172,11 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     /// Calls `completionHandler` on `queue` with the file as downloaded.
     @discardableResult
     public func response(queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDownloadResponse<URL?>) -> Void) -> Self {
-        appendResponseSerializer {
-            let outcome = self.outcome
-            let response = Self.makeResponse(outcome, result: outcome.error.map { .failure($0) } ?? .success(outcome.fileURL), duration: 0)
-            self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response) }
-            self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response) })
-        }
+        appendResponseSerializer(
+            queue: queue,
+            makeResponse: { DownloadResponse($0, result: $0.error.map { .failure($0) } ?? .success($0.fileURL), duration: 0) },
+            report: { response in self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response) } },
+            completionHandler: completionHandler)
         return self
     }
 
@@ -185,27 +186,21 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
     ) -> Self {
-        appendResponseSerializer {
-            let outcome = self.outcome
-            let (result, duration) = self.serializeTimed {
-                try responseSerializer.serializeDownload(
-                    request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, error: outcome.error)
-            }
-            let response = UncheckedSendable(Self.makeResponse(outcome, result: result, duration: duration))
-            self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response.value) }
-            self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response.value) })
-        }
+        appendResponseSerializer(
+            queue: queue,
+            makeResponse: { outcome in
+                let (result, duration) = self.serializeTimed {
+                    try responseSerializer.serializeDownload(
+                        request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, error: outcome.error)
+                }
+                return DownloadResponse(outcome, result: result, duration: duration)
+            },
+            report: { response in
+                let response = UncheckedSendable(response)
+                self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response.value) }
+            },
+            completionHandler: completionHandler)
         return self
-    }
-
-    private static func makeResponse<Value>(
-        _ outcome: Outcome, result: Result<Value, AFError>, duration: TimeInterval
-    )
-        -> AFDownloadResponse<Value>
-    {
-        DownloadResponse(
-            request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, resumeData: nil, metrics: outcome.metrics,
-            serializationDuration: duration, result: result)
     }
 
     /// The file's URL; fails when there is no file.

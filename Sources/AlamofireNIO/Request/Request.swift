@@ -1,3 +1,4 @@
+import AlamofireNIOLoading
 public import Foundation
 import Synchronization
 
@@ -5,14 +6,18 @@ import Synchronization
 public import FoundationNetworking
 #endif
 
-/// The life of one request, whatever its kind, shared by ``DataRequest`` and the kinds to come.
+/// The life of one request, whatever its kind: the core that data, download and upload requests share.
 ///
 /// A request is created by a ``Session``, which builds its `URLRequest` (through the convertible, then
-/// the adapters), then loads it when it is resumed. When the load ends, validators run, the retrier
-/// may start it over, and then the response serializers run one after another on the serialization
-/// queue; their completion handlers are called in order, each on its own queue, once all are done.
-/// A serializer added later runs at once. All mutable state lives in one `Mutex`; user code runs on
-/// the queues the user chose, never under the lock.
+/// the adapters), then loads it with a loading task when it is resumed. The session's delegate hands
+/// the task's events to the request (response, data or file, metrics, completion). When the task
+/// completes, validators run, the retriers may start it over, and then the response serializers run
+/// one after another on the serialization queue; their completion handlers are called in order, each
+/// on its own queue, once all are done. A serializer added later runs at once.
+///
+/// The rules live in one ``RequestStateMachine`` value; the request keeps it, with what the
+/// attempts produced, behind one `Mutex`, and performs what the machine returns after releasing the
+/// lock. User code runs on the queues the user chose, never under the lock.
 public class Request: @unchecked Sendable {
     /// Where a request is in its life.
     public enum State: Sendable {
@@ -40,26 +45,16 @@ public class Request: @unchecked Sendable {
     public typealias ProgressHandler = @Sendable (Progress) -> Void
 
     struct MutableState {
-        var state: State = .initialized
+        var machine = RequestStateMachine<LoadingTask>()
         var requests: [URLRequest] = []
         var allMetrics: [TaskMetrics] = []
-        var retryCount = 0
-        var error: AFError?
         var response: HTTPURLResponse?
         var data: Data?
         /// Where a download's body was written (and then moved to).
         var fileURL: URL?
         var uploadProgressState = TransferProgress()
         var downloadProgressState = TransferProgress()
-        /// The request waiting for `resume()` to be loaded.
-        var pendingURLRequest: URLRequest?
-        var loadOperation: LoadOperation?
-        var isLoading = false
-        var isFinishing = false
         var validators: [@Sendable () -> Void] = []
-        var responseSerializers: [@Sendable () -> Void] = []
-        var responseSerializerCompletions: [@Sendable () -> Void] = []
-        var responseSerializerProcessingFinished = false
         var cURLHandlers: [(DispatchQueue, @Sendable (String) -> Void)] = []
     }
 
@@ -99,7 +94,7 @@ public class Request: @unchecked Sendable {
 
     // MARK: State
 
-    public var state: State { mutableState.withLock { $0.state } }
+    public var state: State { mutableState.withLock { $0.machine.state } }
     public var isInitialized: Bool { state == .initialized }
     public var isResumed: Bool { state == .resumed }
     public var isSuspended: Bool { state == .suspended }
@@ -119,75 +114,66 @@ public class Request: @unchecked Sendable {
     /// Metrics of the latest attempt.
     public var metrics: TaskMetrics? { allMetrics.last }
     /// How many times the request was retried.
-    public var retryCount: Int { mutableState.withLock { $0.retryCount } }
+    public var retryCount: Int { mutableState.withLock { $0.machine.retryCount } }
     /// Why the request failed, if it did.
-    public internal(set) var error: AFError? {
-        get { mutableState.withLock { $0.error } }
-        set { mutableState.withLock { $0.error = newValue } }
-    }
+    public var error: AFError? { mutableState.withLock { $0.machine.error } }
 
-    /// How this kind of request is loaded: its body source and file destination, and progress.
-    func loadOptions() -> LoadOptions {
-        var options = LoadOptions()
-        options.onUploadProgress = { [weak self] sent, total in
-            self?.updateProgress(.upload, completed: sent, total: total)
-        }
-        options.onDownloadProgress = { [weak self] received, total in
-            self?.updateProgress(.download, completed: received, total: total)
-        }
-        return options
-    }
+    // MARK: What each kind of request does differently
 
-    /// A kind of request's last word on a finished load before validation (a download moves its
+    /// Where the body comes from when it is not the `URLRequest`'s `httpBody` (uploads).
+    func loadingBody() -> RequestBody? { nil }
+
+    /// Where the response body goes: memory, or a file for downloads.
+    func loadingDestination() -> LoadingTask.Destination { .memory }
+
+    /// A kind of request's last word on a completed load before validation (a download moves its
     /// file here); returns the error that ends the request, if any.
-    func didFinishLoad(_ result: LoadResult) -> AFError? { nil }
+    func didFinishLoad() -> AFError? { nil }
 
-    /// The load finished but the request had already failed (it was cancelled meanwhile): a kind
-    /// of request drops what the load left behind (a download's file).
-    func didAbandonLoad(_ result: LoadResult) {}
+    /// The load completed but the request had failed (it was cancelled meanwhile): a kind of
+    /// request drops what the load left behind (a download's file).
+    func didAbandonLoad() {}
+
+    /// Clears the last attempt's outcome before the next one (a download also drops its file).
+    func prepareForRetry() {
+        mutableState.withLock { state in
+            state.response = nil
+            state.data = nil
+            state.fileURL = nil
+        }
+    }
 
     // MARK: Control
 
     /// Cancels the request; its result becomes ``AFError/explicitlyCancelled``.
     @discardableResult
     public func cancel() -> Self {
-        let (cancelled, wasLoading, operation) = mutableState.withLock { state -> (Bool, Bool, LoadOperation?) in
-            guard state.state.canTransitionTo(.cancelled) else { return (false, false, nil) }
-            state.state = .cancelled
-            state.error = .explicitlyCancelled
-            state.pendingURLRequest = nil
-            return (true, state.isLoading, state.loadOperation)
+        let action = mutableState.withLock { $0.machine.cancel() }
+        switch action {
+        case .none:
+            return self
+        case .cancelTask(let task):
+            task.cancel()
+        case .finish:
+            underlyingQueue.async { self.finish() }
+        case .notify:
+            break
         }
-        guard cancelled else { return self }
-        operation?.cancel()
         eventMonitor?.performEvent { $0.requestDidCancel(self) }
-        // A load in flight reports its end itself; otherwise there is nothing to wait for.
-        if !wasLoading { underlyingQueue.async { self.finish() } }
         return self
     }
 
     /// Stops the request from starting (a transfer already under way continues).
     @discardableResult
     public func suspend() -> Self {
-        let suspended = mutableState.withLock { state -> Bool in
-            guard state.state.canTransitionTo(.suspended) else { return false }
-            state.state = .suspended
-            return true
-        }
-        if suspended { eventMonitor?.performEvent { $0.requestDidSuspend(self) } }
+        if mutableState.withLock({ $0.machine.suspend() }) { eventMonitor?.performEvent { $0.requestDidSuspend(self) } }
         return self
     }
 
     /// Starts the request, or lets a suspended one start.
     @discardableResult
     public func resume() -> Self {
-        let (resumed, pending) = mutableState.withLock { state -> (Bool, URLRequest?) in
-            guard state.state.canTransitionTo(.resumed) else { return (false, nil) }
-            state.state = .resumed
-            defer { state.pendingURLRequest = nil }
-            return (true, state.pendingURLRequest)
-        }
-        guard resumed else { return self }
+        guard case .resumed(let pending) = mutableState.withLock({ $0.machine.resume() }) else { return self }
         eventMonitor?.performEvent { $0.requestDidResume(self) }
         if let pending { startLoading(pending) }
         return self
@@ -201,10 +187,9 @@ public class Request: @unchecked Sendable {
     }
 
     func didFailToCreateURLRequest(with error: AFError) {
-        self.error = error
         eventMonitor?.performEvent { $0.request(self, didFailToCreateURLRequestWithError: error) }
         callCURLHandlers()
-        retryOrFinish(error: error)
+        retryOrFinish(creationFailure: error)
     }
 
     func didAdaptInitialRequest(_ initialRequest: URLRequest, to adaptedRequest: URLRequest) {
@@ -213,208 +198,121 @@ public class Request: @unchecked Sendable {
     }
 
     func didFailToAdaptURLRequest(_ request: URLRequest, withError error: AFError) {
-        self.error = error
         eventMonitor?.performEvent { $0.request(self, didFailToAdaptURLRequest: request, withError: error) }
         callCURLHandlers()
-        retryOrFinish(error: error)
+        retryOrFinish(creationFailure: error)
     }
 
     /// The final `URLRequest` is ready: load it now if resumed, else when resumed.
     func didCreateURLRequest(_ urlRequest: URLRequest) {
         eventMonitor?.performEvent { $0.request(self, didCreateURLRequest: urlRequest) }
         callCURLHandlers()
-        let (startNow, cancelled) = mutableState.withLock { state -> (Bool, Bool) in
-            switch state.state {
-            case .resumed: return (true, false)
-            case .cancelled: return (false, true)
-            default:
-                state.pendingURLRequest = urlRequest
-                return (false, false)
-            }
+        if case .load(let urlRequest) = mutableState.withLock({ $0.machine.urlRequestCreated(urlRequest) }) {
+            startLoading(urlRequest)
         }
-        if startNow { startLoading(urlRequest) }
-        if cancelled { finish() }
     }
 
     private func startLoading(_ urlRequest: URLRequest) {
-        mutableState.withLock { $0.isLoading = true }
-        // The load reports on an event loop; the request's own work (validators, user code) moves to
-        // its queue from there: the one hop between the wire and the serializers.
-        let operation = session.loader.load(urlRequest, options: loadOptions()) { result in
-            self.underlyingQueue.async { self.didCompleteLoad(result) }
-        }
-        let cancelledMeanwhile = mutableState.withLock { state -> Bool in
-            if state.isLoading { state.loadOperation = operation }
-            return state.state == .cancelled
-        }
-        if cancelledMeanwhile { operation.cancel() }
+        let task = session.loading.makeTask(
+            with: urlRequest, body: loadingBody(), destination: loadingDestination(), delegate: session.delegate, owner: self)
+        if case .resume(let task) = mutableState.withLock({ $0.machine.loadingTaskCreated(task) }) { task.resume() }
     }
 
-    private func didCompleteLoad(_ result: LoadResult) {
-        var error = mutableState.withLock { state -> AFError? in
-            state.isLoading = false
-            state.loadOperation = nil
-            state.response = result.response
-            state.data = result.data
-            state.fileURL = result.fileURL
-            if let metrics = result.metrics { state.allMetrics.append(metrics) }
-            if state.error == nil, let failure = result.error { state.error = .sessionTaskFailed(error: failure) }
-            return state.error
-        }
-        if result.error == nil { completeUnknownDownloadProgress() }
-        if error == nil {
-            error = didFinishLoad(result)
-            if let error { self.error = error }
-        } else {
-            didAbandonLoad(result)
-        }
-        if let metrics = result.metrics { eventMonitor?.performEvent { $0.request(self, didGatherMetrics: metrics) } }
-        eventMonitor?.performEvent { [error] in $0.request(self, didCompleteWith: error) }
-        guard error == nil else { return retryOrFinish(error: error) }
-        // Validators may set the error.
-        mutableState.withLock { $0.validators }.forEach { $0() }
-        retryOrFinish(error: self.error)
+    // MARK: Loading task events, from the SessionDelegate
+
+    func didReceiveResponse(_ response: HTTPURLResponse) {
+        mutableState.withLock { $0.response = response }
     }
 
-    /// Asks the retriers, unless there is no error or the request was cancelled.
-    func retryOrFinish(error: AFError?) {
-        guard let error, !isCancelled, !error.isExplicitlyCancelledError else { return finish() }
-        session.retryResult(for: self, dueTo: error) { result in
-            switch result {
-            case .retry, .retryWithDelay:
-                self.prepareForRetry()
-                self.eventMonitor?.performEvent { $0.requestIsRetrying(self) }
-                self.session.retryRequest(self, withDelay: result.delay ?? 0)
-            case .doNotRetry:
-                self.finish()
-            case .doNotRetryWithError(let retryError):
-                self.error = AFError.requestRetryFailed(retryError: retryError, originalError: error)
-                self.finish()
-            }
-        }
-    }
-
-    /// Clears the last attempt's outcome before the next one (a download also drops its file).
-    func prepareForRetry() {
+    func didReceiveData(_ data: Data) {
         mutableState.withLock { state in
-            state.retryCount += 1
-            state.error = nil
-            state.response = nil
-            state.data = nil
-            state.fileURL = nil
+            if state.data == nil { state.data = data } else { state.data?.append(data) }
         }
+    }
+
+    func didFinishDownloading(to location: URL) {
+        mutableState.withLock { $0.fileURL = location }
+    }
+
+    func didGatherMetrics(_ metrics: TaskMetrics) {
+        mutableState.withLock { $0.allMetrics.append(metrics) }
+        eventMonitor?.performEvent { $0.request(self, didGatherMetrics: metrics) }
+    }
+
+    /// The task completed: on the request's queue, validate, then retry or finish.
+    func didCompleteTask(with failure: URLError?) {
+        if failure == nil { completeUnknownDownloadProgress() }
+        underlyingQueue.async { self.didCompleteLoad(failure) }
+    }
+
+    private func didCompleteLoad(_ failure: URLError?) {
+        let loadError = failure.map { AFError.sessionTaskFailed(error: $0) }
+        var error = mutableState.withLock { $0.machine.loadCompleted(error: loadError) }
+        if error == nil {
+            if let failure = didFinishLoad() {
+                error = mutableState.withLock { state in
+                    state.machine.recordFailure(failure)
+                    return state.machine.error
+                }
+            }
+        } else {
+            didAbandonLoad()
+        }
+        eventMonitor?.performEvent { [error] in $0.request(self, didCompleteWith: error) }
+        if error == nil {
+            // Validators may record an error.
+            mutableState.withLock { $0.validators }.forEach { $0() }
+        }
+        retryOrFinish()
+    }
+
+    /// Asks the retriers when the request failed with an error worth retrying, else finishes.
+    func retryOrFinish(creationFailure: AFError? = nil) {
+        switch mutableState.withLock({ $0.machine.retryOrFinish(creationFailure: creationFailure) }) {
+        case .none:
+            break
+        case .finish:
+            finish()
+        case .askRetrier(let error):
+            session.retryResult(for: self, dueTo: error) { result in self.didDecideRetry(result) }
+        }
+    }
+
+    private func didDecideRetry(_ result: RetryResult) {
+        switch mutableState.withLock({ $0.machine.retryDecided(result) }) {
+        case .none:
+            break
+        case .finish:
+            finish()
+        case .retry(let delay):
+            prepareForRetry()
+            eventMonitor?.performEvent { $0.requestIsRetrying(self) }
+            session.retryRequest(self, withDelay: delay)
+        }
+    }
+
+    /// The retry delay has passed: whether the session should build the request again.
+    func retryDelayElapsed() -> Bool {
+        mutableState.withLock { $0.machine.retryDelayElapsed() }
+    }
+
+    /// Records a validator's failure; a cancellation or earlier failure wins.
+    func recordFailure(_ failure: AFError) {
+        mutableState.withLock { $0.machine.recordFailure(failure) }
     }
 
     /// Ends the request: runs the response serializers, tells the monitors and the session.
     func finish() {
-        let alreadyFinishing = mutableState.withLock { state -> Bool in
-            defer { state.isFinishing = true }
-            return state.isFinishing
+        let finishing = mutableState.withLock { state in
+            guard state.machine.finish() else { return false }
+            // No load follows: let go of the validators (and whatever their closures hold).
+            state.validators.removeAll()
+            return true
         }
-        guard !alreadyFinishing else { return }
+        guard finishing else { return }
         processNextResponseSerializer()
         eventMonitor?.performEvent { $0.requestDidFinish(self) }
         session.requestDidFinish(self)
-    }
-
-    // MARK: Response serializers
-
-    /// What a serializer needs of the finished request, read under one lock.
-    struct Outcome {
-        let request: URLRequest?
-        let response: HTTPURLResponse?
-        let data: Data?
-        let fileURL: URL?
-        let metrics: TaskMetrics?
-        let error: AFError?
-    }
-
-    var outcome: Outcome {
-        mutableState.withLock { state in
-            Outcome(
-                request: state.requests.last, response: state.response, data: state.data, fileURL: state.fileURL,
-                metrics: state.allMetrics.last, error: state.error)
-        }
-    }
-
-    /// Runs one validation on the outcome, unless the request has already failed or has no response;
-    /// a failure becomes the request's error. Returns what was checked, for the event monitors.
-    func applyValidation(
-        _ check: (Outcome, HTTPURLResponse) -> ValidationResult
-    )
-        -> (outcome: Outcome, response: HTTPURLResponse, result: ValidationResult)?
-    {
-        let outcome = self.outcome
-        guard outcome.error == nil, let response = outcome.response else { return nil }
-        let result = check(outcome, response)
-        if case .failure(let failure) = result {
-            error = failure.asAFError(or: .responseValidationFailed(reason: .customValidationFailed(error: failure)))
-        }
-        return (outcome, response, result)
-    }
-
-    /// Runs a serializer and times it; an error that is not an ``AFError`` becomes
-    /// `.responseSerializationFailed(.customSerializationFailed)`, as in Alamofire.
-    func serializeTimed<Value>(_ serialize: () throws -> Value) -> (result: Result<Value, AFError>, duration: TimeInterval) {
-        let start = ProcessInfo.processInfo.systemUptime
-        let result: Result<Value, AFError>
-        do {
-            result = .success(try serialize())
-        } catch {
-            result = .failure(error.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: error))))
-        }
-        return (result, ProcessInfo.processInfo.systemUptime - start)
-    }
-
-    /// Adds a serializer; it runs when the request has finished (at once if it has), and resumes
-    /// the request if the session starts requests immediately.
-    func appendResponseSerializer(_ serializer: @escaping @Sendable () -> Void) {
-        let (processNow, resumeNow) = mutableState.withLock { state -> (Bool, Bool) in
-            state.responseSerializers.append(serializer)
-            if state.state == .finished { state.state = .resumed }
-            let processNow = state.responseSerializerProcessingFinished
-            if processNow { state.responseSerializerProcessingFinished = false }
-            return (processNow, state.state.canTransitionTo(.resumed) && state.state == .initialized)
-        }
-        if processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
-        if resumeNow, session.startRequestsImmediately { resume() }
-    }
-
-    /// Runs `completion` on `queue`: inline when that is the serialization queue, where completions
-    /// are already being delivered (as for the async APIs), else dispatched to it.
-    func deliver(on queue: DispatchQueue, _ completion: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
-        if queue === serializationQueue { return completion }
-        return { queue.async(execute: completion) }
-    }
-
-    /// Called by a serializer when it is done; `completion` is the call to the user's handler.
-    func responseSerializerDidComplete(completion: @escaping @Sendable () -> Void) {
-        mutableState.withLock { $0.responseSerializerCompletions.append(completion) }
-        processNextResponseSerializer()
-    }
-
-    /// Runs the next serializer, or, when none is left, marks processing finished and calls the
-    /// completions. Both are decided under one lock: a serializer appended from another thread
-    /// either is run here or finds processing finished and starts it again; it is never dropped.
-    private func processNextResponseSerializer() {
-        enum Step {
-            case run(@Sendable () -> Void)
-            case complete([@Sendable () -> Void])
-        }
-        let step = mutableState.withLock { state -> Step in
-            let index = state.responseSerializerCompletions.count
-            if index < state.responseSerializers.count { return .run(state.responseSerializers[index]) }
-            let completions = state.responseSerializerCompletions
-            state.responseSerializers.removeAll()
-            state.responseSerializerCompletions.removeAll()
-            if state.state.canTransitionTo(.finished) { state.state = .finished }
-            state.responseSerializerProcessingFinished = true
-            return .complete(completions)
-        }
-        switch step {
-        case .run(let serializer): serializationQueue.async { serializer() }
-        case .complete(let completions): completions.forEach { $0() }
-        }
     }
 
     // MARK: cURL
@@ -423,7 +321,7 @@ public class Request: @unchecked Sendable {
     @discardableResult
     public func cURLDescription(on queue: DispatchQueue = .main, calling handler: @escaping @Sendable (String) -> Void) -> Self {
         let hasRequest = mutableState.withLock { state -> Bool in
-            if state.requests.isEmpty && state.error == nil {
+            if state.requests.isEmpty && state.machine.error == nil {
                 state.cURLHandlers.append((queue, handler))
                 return false
             }
@@ -464,21 +362,6 @@ public class Request: @unchecked Sendable {
         }
         components.append("\"\(url.absoluteString)\"")
         return components.joined(separator: " \\\n\t")
-    }
-}
-
-extension UUID {
-    /// A version 4 UUID from the system's random source. Foundation's `UUID()` opens, reads and
-    /// closes `/dev/urandom` on Linux each time: three system calls per request.
-    static func random() -> UUID {
-        var generator = SystemRandomNumberGenerator()
-        var high: UInt64 = generator.next()
-        var low: UInt64 = generator.next()
-        high = (high & ~0xF000) | 0x4000  // version 4
-        low = (low & ~(0xC000 << 48)) | (0x8000 << 48)  // RFC 4122 variant
-        return withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { bytes in
-            UUID(uuid: bytes.load(as: uuid_t.self))
-        }
     }
 }
 

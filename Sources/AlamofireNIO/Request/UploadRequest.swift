@@ -1,6 +1,5 @@
-import AlamofireNIOTransport
+import AlamofireNIOLoading
 public import Foundation
-import NIOCore
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -51,15 +50,13 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
         return request
     }
 
-    override func loadOptions() -> LoadOptions {
-        var options = super.loadOptions()
+    override func loadingBody() -> RequestBody? {
         switch uploadable {
-        case .data(let data): options.body = .bytes(ByteBuffer(bytes: data))
-        case .file(let url, _): options.body = .file(url)
-        case .stream(let stream): options.body = .stream(length: nil, InputStreamBody(stream: stream).write)
-        case nil: break
+        case .data(let data): .data(data)
+        case .file(let url, _): .file(url)
+        case .stream(let stream): .stream(stream)
+        case nil: nil
         }
-        return options
     }
 
     override func finish() {
@@ -88,24 +85,4 @@ struct ParameterlessUploadConvertible: UploadConvertible {
 
     func asURLRequest() throws -> URLRequest { try request.asURLRequest() }
     func createUploadable() throws -> UploadRequest.Uploadable { try uploadable.createUploadable() }
-}
-
-/// Reads an `InputStream` in chunks and writes them as the request body.
-private struct InputStreamBody: @unchecked Sendable {
-    let stream: InputStream
-    static let chunkSize = 64 * 1024
-
-    func write(_ writer: TransportBodyWriter) async throws {
-        if stream.streamStatus == .notOpen { stream.open() }
-        defer { stream.close() }
-        var buffer = [UInt8](repeating: 0, count: Self.chunkSize)
-        while true {
-            let count = stream.read(&buffer, maxLength: buffer.count)
-            if count < 0 {
-                throw TransportError(.cannotOpenFile, "the upload stream failed", underlyingError: stream.streamError)
-            }
-            if count == 0 { return }
-            try await writer.write(ByteBuffer(bytes: buffer[0..<count]))
-        }
-    }
 }

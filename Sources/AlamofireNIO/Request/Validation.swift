@@ -24,7 +24,9 @@ extension DataRequest {
     /// Requires a 2xx status and a `Content-Type` the request's `Accept` header allows.
     @discardableResult
     public func validate() -> Self {
-        validate(statusCode: 200..<300).validate(contentType: self.acceptableContentTypes)
+        // Unowned: the validator is kept by the request, which runs it.
+        let acceptableContentTypes: @Sendable () -> [String] = { [unowned self] in self.acceptableContentTypes }
+        return validate(statusCode: 200..<300).validate(contentType: acceptableContentTypes())
     }
 }
 

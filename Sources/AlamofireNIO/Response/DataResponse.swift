@@ -118,3 +118,12 @@ enum DebugDescription {
         return "\n" + headers.sorted().map { "        \($0.name): \($0.value)" }.joined(separator: "\n")
     }
 }
+
+extension DataResponse where Failure == AFError {
+    /// A finished request's outcome with `result`, as a serializer reports it.
+    init(_ outcome: Request.Outcome, result: Result<Success, AFError>, duration: TimeInterval) {
+        self.init(
+            request: outcome.request, response: outcome.response, data: outcome.data, metrics: outcome.metrics,
+            serializationDuration: duration, result: result)
+    }
+}

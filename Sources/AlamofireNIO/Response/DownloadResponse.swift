@@ -101,3 +101,12 @@ extension DownloadResponse: CustomStringConvertible, CustomDebugStringConvertibl
             """
     }
 }
+
+extension DownloadResponse where Failure == AFError {
+    /// A finished download's outcome with `result`, as a serializer reports it.
+    init(_ outcome: Request.Outcome, result: Result<Success, AFError>, duration: TimeInterval) {
+        self.init(
+            request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, resumeData: nil, metrics: outcome.metrics,
+            serializationDuration: duration, result: result)
+    }
+}

@@ -1,6 +1,9 @@
+import AlamofireNIOLoading
 import AlamofireNIOTransport
 public import Foundation
-import NIOCore
+public import Logging
+public import NIOCore
+public import NIOPosix
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -30,29 +33,42 @@ public final class Session: @unchecked Sendable {
     public let serializationQueue: DispatchQueue
     /// Applied to every request, before the request's own.
     public let interceptor: (any RequestInterceptor)?
+    /// Hears the loading tasks' events and hands them to the requests.
+    public let delegate: SessionDelegate
+    /// Where the session logs (its transport's connections and retries, at debug and trace levels).
+    public let logger: Logger
     let eventMonitor: CompositeEventMonitor
     let transport: HTTPTransport
-    let loader: RequestLoader
+    let loading: LoadingSession
     private let activeRequests = Mutex<[UUID: Request]>([:])
 
     /// - Parameters:
     ///   - configuration: headers, timeouts and the connection limit (`URLSessionConfiguration.af.default`).
+    ///   - delegate: hears the loading tasks' events and hands them to the requests.
     ///   - rootQueue: the serial queue for requests' internal work.
     ///   - startRequestsImmediately: whether adding a response handler starts a request (`true`).
     ///   - requestQueue: where `URLRequest`s are built; by default, the thread that makes the request.
     ///   - serializationQueue: where responses are serialized (a queue targeting `rootQueue` by default).
     ///   - interceptor: adapts and retries every request.
     ///   - eventMonitors: told of every request's events.
+    ///   - eventLoopGroup: where connections live: NIO's shared group by default; pass an app's own
+    ///     so that its server and its client share loops.
+    ///   - logger: where the session logs; silent by default.
     public init(
         configuration: URLSessionConfiguration = URLSessionConfiguration.af.default,
+        delegate: SessionDelegate = SessionDelegate(),
         rootQueue: DispatchQueue = DispatchQueue(label: "org.alamofire.session.rootQueue"),
         startRequestsImmediately: Bool = true,
         requestQueue: DispatchQueue? = nil,
         serializationQueue: DispatchQueue? = nil,
         interceptor: (any RequestInterceptor)? = nil,
-        eventMonitors: [any EventMonitor] = []
+        eventMonitors: [any EventMonitor] = [],
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "org.alamofire.session", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.configuration = configuration
+        self.delegate = delegate
+        self.logger = logger
         self.rootQueue = rootQueue
         self.startRequestsImmediately = startRequestsImmediately
         self.createsRequestsOnCallingThread = requestQueue == nil
@@ -62,10 +78,10 @@ public final class Session: @unchecked Sendable {
         self.eventMonitor = CompositeEventMonitor(monitors: eventMonitors)
         var transportConfiguration = HTTPTransport.Configuration()
         transportConfiguration.maximumConnectionsPerHost = max(1, configuration.httpMaximumConnectionsPerHost)
-        self.transport = HTTPTransport(configuration: transportConfiguration)
-        self.loader = RequestLoader(
-            transport: transport, additionalHeaders: configuration.headers, requestTimeout: configuration.timeoutIntervalForRequest,
-            resourceTimeout: configuration.timeoutIntervalForResource)
+        self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
+        self.loading = LoadingSession(
+            transport: transport, additionalHeaders: configuration.headers.map { ($0.name, $0.value) },
+            requestTimeout: configuration.timeoutIntervalForRequest, resourceTimeout: configuration.timeoutIntervalForResource)
     }
 
     deinit {
@@ -170,7 +186,8 @@ public final class Session: @unchecked Sendable {
 
     func retryRequest(_ request: Request, withDelay delay: TimeInterval) {
         rootQueue.asyncAfter(deadline: .now() + max(0, delay)) {
-            guard !request.isCancelled else { return request.finish() }
+            // A request cancelled meanwhile has finished already.
+            guard request.retryDelayElapsed() else { return }
             self.requestQueue.async { self.createURLRequest(for: request) }
         }
     }

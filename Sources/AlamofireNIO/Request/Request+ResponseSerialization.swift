@@ -1,0 +1,116 @@
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The validation and serializer-dispatch core that every kind of request shares: a kind only says
+/// how its outcome becomes its response type and which monitor event reports it.
+extension Request {
+    /// What a validator or serializer needs of the finished request, read under one lock.
+    struct Outcome {
+        let request: URLRequest?
+        let response: HTTPURLResponse?
+        let data: Data?
+        let fileURL: URL?
+        let metrics: TaskMetrics?
+        let error: AFError?
+    }
+
+    var outcome: Outcome {
+        mutableState.withLock { state in
+            Outcome(
+                request: state.requests.last, response: state.response, data: state.data, fileURL: state.fileURL,
+                metrics: state.allMetrics.last, error: state.machine.error)
+        }
+    }
+
+    // MARK: Validation
+
+    /// Adds a validator that runs `check` once the response has arrived, unless the request has
+    /// already failed or has no response; a failure becomes the request's error (unless a
+    /// cancellation came meanwhile). `report` tells the monitors what was checked.
+    func appendValidator(
+        _ check: @escaping @Sendable (Outcome, HTTPURLResponse) -> ValidationResult,
+        report: @escaping @Sendable (Outcome, HTTPURLResponse, ValidationResult) -> Void
+    ) {
+        let validator: @Sendable () -> Void = { [unowned self] in
+            let outcome = self.outcome
+            guard outcome.error == nil, let response = outcome.response else { return }
+            let result = check(outcome, response)
+            if case .failure(let failure) = result {
+                recordFailure(failure.asAFError(or: .responseValidationFailed(reason: .customValidationFailed(error: failure))))
+            }
+            report(outcome, response, result)
+        }
+        mutableState.withLock { $0.validators.append(validator) }
+    }
+
+    /// The status code check of `validate(statusCode:)`.
+    static func statusCodeCheck<S: Sequence & Sendable>(_ acceptable: S) -> @Sendable (Outcome, HTTPURLResponse) -> ValidationResult
+    where S.Element == Int {
+        { _, response in ResponseValidation.statusCode(response, acceptable: acceptable) }
+    }
+
+    // MARK: Serializers
+
+    /// Adds a serializer: once the request has finished, `makeResponse` turns the outcome into the
+    /// kind's response on the serialization queue, `report` tells the monitors, and
+    /// `completionHandler` gets it on `queue` when every serializer before it has run.
+    func appendResponseSerializer<Response>(
+        queue: DispatchQueue, makeResponse: @escaping @Sendable (Outcome) -> Response,
+        report: @escaping @Sendable (Response) -> Void, completionHandler: @escaping @Sendable (Response) -> Void
+    ) {
+        appendResponseSerializer {
+            // The response may hold values the compiler cannot prove Sendable (a parsed JSON `Any`):
+            // it is made here and only handed to the user's queue.
+            let response = UncheckedSendable(makeResponse(self.outcome))
+            report(response.value)
+            self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response.value) })
+        }
+    }
+
+    /// Runs a serializer and times it; an error that is not an ``AFError`` becomes
+    /// `.responseSerializationFailed(.customSerializationFailed)`, as in Alamofire.
+    func serializeTimed<Value>(_ serialize: () throws -> Value) -> (result: Result<Value, AFError>, duration: TimeInterval) {
+        let start = ProcessInfo.processInfo.systemUptime
+        let result: Result<Value, AFError>
+        do {
+            result = .success(try serialize())
+        } catch {
+            result = .failure(error.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: error))))
+        }
+        return (result, ProcessInfo.processInfo.systemUptime - start)
+    }
+
+    /// Adds a serializer; it runs when the request has finished (at once if it has), and resumes
+    /// the request if the session starts requests immediately.
+    func appendResponseSerializer(_ serializer: @escaping @Sendable () -> Void) {
+        let action = mutableState.withLock { $0.machine.appendSerializer(serializer) }
+        if action.processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
+        if action.resumeNow, session.startRequestsImmediately { resume() }
+    }
+
+    /// Runs `completion` on `queue`: inline when that is the serialization queue, where completions
+    /// are already being delivered (as for the async APIs), else dispatched to it.
+    func deliver(on queue: DispatchQueue, _ completion: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        if queue === serializationQueue { return completion }
+        return { queue.async(execute: completion) }
+    }
+
+    /// Called by a serializer when it is done; `completion` is the call to the user's handler.
+    func responseSerializerDidComplete(completion: @escaping @Sendable () -> Void) {
+        mutableState.withLock { $0.machine.serializerCompleted(completion) }
+        processNextResponseSerializer()
+    }
+
+    /// Runs the next serializer, or, when none is left, calls the completions.
+    func processNextResponseSerializer() {
+        switch mutableState.withLock({ $0.machine.nextSerializerStep() }) {
+        case .none: break
+        case .run(let serializer): serializationQueue.async { serializer() }
+        case .complete(let completions): completions.forEach { $0() }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package import AlamofireNIOTransport
+package import Foundation
+import NIOCore
+import NIOHTTP1
+
+#if canImport(FoundationNetworking)
+package import FoundationNetworking
+#endif
+
+/// The loading layer's URLSession: makes one ``LoadingTask`` per attempt of a request and gives
+/// every task the session's settings and policies.
+///
+/// The loading layer turns one `URLRequest` into the final response of one task, applying the policy
+/// URLSession applies on Apple platforms: the configuration's headers under the request's own, its
+/// timeouts unless the request sets one, redirects (``RedirectPolicy``), cookies
+/// (``CookiePolicy``), credentials (``AuthenticationPolicy``) and the cache (``CachePolicy``), each
+/// asked at a fixed step of the task's life (``LoadingTaskStateMachine``). It reports every step to
+/// a ``LoadingTaskDelegate`` at the moments URLSession calls its delegate, and knows nothing of
+/// Alamofire; below it, the transport performs one exchange at a time and knows nothing of policy.
+package final class LoadingSession: Sendable {
+    let transport: HTTPTransport
+    /// The session's headers in the transport's form; each request's own replace them.
+    let baseHeaders: NIOHTTP1.HTTPHeaders
+    let requestTimeout: TimeInterval
+    let resourceTimeout: TimeInterval
+    let redirectPolicy = RedirectPolicy()
+    let cookiePolicy = CookiePolicy()
+    let authenticationPolicy = AuthenticationPolicy()
+    let cachePolicy = CachePolicy()
+
+    /// The largest body a task keeps in memory (4 GiB); downloads stream to disk instead.
+    static let maximumBodySize = 1 << 32
+
+    /// URLRequest's default `timeoutInterval`: a request with another value chose its own.
+    static let defaultRequestTimeout: TimeInterval = 60
+
+    /// - Parameters:
+    ///   - transport: performs the exchanges.
+    ///   - additionalHeaders: the configuration's headers, sent unless a request sets its own.
+    ///   - requestTimeout: the configuration's `timeoutIntervalForRequest` (idle time per exchange).
+    ///   - resourceTimeout: the configuration's `timeoutIntervalForResource` (each exchange's total).
+    package init(
+        transport: HTTPTransport, additionalHeaders: [(name: String, value: String)], requestTimeout: TimeInterval,
+        resourceTimeout: TimeInterval
+    ) {
+        self.transport = transport
+        self.baseHeaders = NIOHTTP1.HTTPHeaders(additionalHeaders.map { ($0.name, $0.value) })
+        self.requestTimeout = requestTimeout
+        self.resourceTimeout = resourceTimeout
+    }
+
+    /// A task for `request`, not started: call ``LoadingTask/resume()``.
+    /// - Parameters:
+    ///   - request: what to load.
+    ///   - body: where the body comes from when it is not `request.httpBody` (uploads).
+    ///   - destination: whether the final body is kept in memory or written to a file.
+    ///   - delegate: hears the task's events.
+    ///   - owner: what the task works for (the API layer's request), for the delegate to find it.
+    package func makeTask(
+        with request: URLRequest, body: RequestBody? = nil, destination: LoadingTask.Destination = .memory,
+        delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)? = nil
+    ) -> LoadingTask {
+        LoadingTask(session: self, request: request, body: body, destination: destination, delegate: delegate, owner: owner)
+    }
+
+    /// What the transport should send for `request` on one hop.
+    func transportRequest(for request: URLRequest, url: URL, body: RequestBody?) -> TransportRequest {
+        var headers = baseHeaders
+        for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.replaceOrAdd(name: name, value: value) }
+        let idle = request.timeoutInterval != Self.defaultRequestTimeout ? request.timeoutInterval : requestTimeout
+        return TransportRequest(
+            method: NIOHTTP1.HTTPMethod(rawValue: request.httpMethod ?? "GET"), url: url, headers: headers,
+            body: body?.transportBody ?? request.httpBody.map { .bytes(ByteBuffer(bytes: $0)) } ?? .none,
+            timeouts: TransportTimeouts(
+                connect: Self.timeAmount(idle), idle: Self.timeAmount(idle), total: Self.timeAmount(resourceTimeout)))
+    }
+
+    private static func timeAmount(_ interval: TimeInterval) -> TimeAmount? {
+        guard interval > 0, interval.isFinite else { return nil }
+        return .nanoseconds(Int64(min(interval, 1e9) * 1e9))
+    }
+
+    /// The response as Foundation's type; repeated fields are joined with commas, as URLSession does.
+    static func httpURLResponse(_ head: HTTPResponseHead, url: URL) -> HTTPURLResponse? {
+        var fields: [String: String] = [:]
+        for (name, value) in head.headers {
+            if let existing = fields[name] {
+                fields[name] = existing + ", " + value
+            } else {
+                fields[name] = value
+            }
+        }
+        return HTTPURLResponse(
+            url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
+            headerFields: fields)
+    }
+
+    /// A failure in URLSession's terms.
+    static func urlError(_ error: any Error, url: URL) -> URLError {
+        switch error {
+        case let error as TransportError: error.urlError(for: url)
+        case let error as URLError: error
+        case is CancellationError: TransportError(.cancelled, "the request was cancelled").urlError(for: url)
+        default: URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error, NSURLErrorFailingURLErrorKey: url])
+        }
+    }
+}

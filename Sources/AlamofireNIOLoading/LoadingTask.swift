@@ -1,0 +1,350 @@
+import AlamofireNIOTransport
+package import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+#if canImport(FoundationNetworking)
+package import FoundationNetworking
+#endif
+
+/// One attempt of a request, like a `URLSessionTask`: one or more exchanges (a redirect or a
+/// challenge adds one), ending with one response or one error.
+///
+/// Its life is a ``LoadingTaskStateMachine`` behind one lock; the task performs the machine's
+/// actions (start or cancel an exchange, ask the delegate, hand over the body, complete) after
+/// releasing the lock. A body kept in memory is collected on the event loop; one written to a file
+/// streams there with back-pressure, so memory stays flat whatever the size.
+package final class LoadingTask: Sendable {
+    /// Where the final response's body goes.
+    package enum Destination: Sendable {
+        /// Kept in memory and handed over with `didReceive data`.
+        case memory
+        /// Written to a new file in `directory`, handed over with `didFinishDownloadingTo`.
+        case file(directory: URL)
+    }
+
+    private struct State: @unchecked Sendable {
+        var machine = LoadingTaskStateMachine()
+        var currentRequest: URLRequest
+        var body: RequestBody?
+        /// The latest response, and the request the next hop would send after it.
+        var response: HTTPURLResponse?
+        var proposedRequest: URLRequest?
+        var challenge: LoadingChallenge?
+        /// A collected body waiting to be handed over.
+        var collectedBody: ByteBuffer?
+        /// A streamed response whose body is still to be read (to a file, or drained before a
+        /// redirect), with the request it answers.
+        var streamedResponse: (response: TransportResponse, request: URLRequest)?
+        var transactions: [TransactionMetrics] = []
+        var error: URLError?
+        /// Stops whatever the task is waiting on: an exchange, or a body being written.
+        var cancelWork: (@Sendable () -> Void)?
+        var bytesSentReported: Int64 = 0
+    }
+
+    /// The request the task was made with.
+    package let originalRequest: URLRequest
+    let session: LoadingSession
+    let destination: Destination
+    let delegate: any LoadingTaskDelegate
+    /// What the task works for (the API layer's request), for the delegate to find it. Held until
+    /// the task is released.
+    package let owner: (any AnyObject & Sendable)?
+    private let started = Date()
+    private let clock = WallClockAnchor()
+    private let state: Mutex<State>
+
+    init(
+        session: LoadingSession, request: URLRequest, body: RequestBody?, destination: Destination, delegate: any LoadingTaskDelegate,
+        owner: (any AnyObject & Sendable)?
+    ) {
+        self.session = session
+        self.owner = owner
+        self.originalRequest = request
+        self.destination = destination
+        self.delegate = delegate
+        var cookied = request
+        session.cookiePolicy.prepare(&cookied)
+        self.state = Mutex(State(currentRequest: cookied, body: body))
+    }
+
+    /// The request being sent now (after redirects).
+    package var currentRequest: URLRequest { state.withLock { $0.currentRequest } }
+    /// The latest response.
+    package var response: HTTPURLResponse? { state.withLock { $0.response } }
+
+    /// Starts the task. Does nothing after the first call.
+    package func resume() {
+        perform(state.withLock { $0.machine.resume() })
+    }
+
+    /// Stops the task wherever it is; it completes with `.cancelled` (once).
+    package func cancel() {
+        perform(state.withLock { $0.machine.cancel() })
+    }
+
+    // MARK: Performing the machine's actions
+
+    private func perform(_ action: LoadingTaskStateMachine.Action) {
+        switch action {
+        case .none:
+            return
+        case .lookUpCache:
+            // The cache policy's seat: it never has a response yet.
+            _ = session.cachePolicy.cachedResponse(for: originalRequest)
+            perform(state.withLock { $0.machine.cacheMissed() })
+        case .startExchange(let hop):
+            startExchange(hop: hop)
+        case .cancelExchange:
+            state.withLock { $0.cancelWork }?()
+        case .askRedirect:
+            let (response, proposed) = state.withLock { ($0.response, $0.proposedRequest) }
+            guard let response, let proposed else {
+                return perform(state.withLock { $0.machine.redirectDecided(follow: false, needsBodyStream: false) })
+            }
+            delegate.loadingTask(self, willPerformHTTPRedirection: response, newRequest: proposed) { next in
+                self.redirectDecided(next)
+            }
+        case .askBodyStream:
+            delegate.loadingTaskNeedsNewBodyStream(self) { stream in
+                let action = self.state.withLock { state in
+                    if let stream { state.body = .stream(stream) }
+                    return state.machine.bodyStreamProvided(stream != nil)
+                }
+                self.perform(action)
+            }
+        case .askChallenge:
+            guard let challenge = state.withLock({ $0.challenge }) else {
+                return perform(state.withLock { $0.machine.challengeDecided(retry: false) })
+            }
+            delegate.loadingTask(self, didReceive: challenge) { disposition in self.challengeDecided(disposition) }
+        case .deliverResponse:
+            guard let response = state.withLock({ $0.response }) else {
+                return perform(state.withLock { $0.machine.dispositionDecided(allow: true) })
+            }
+            delegate.loadingTask(self, didReceive: response) { disposition in
+                self.perform(self.state.withLock { $0.machine.dispositionDecided(allow: disposition == .allow) })
+            }
+        case .receiveBody:
+            receiveBody()
+        case .complete(let failure):
+            complete(failure)
+        }
+    }
+
+    private func redirectDecided(_ next: URLRequest?) {
+        let action = state.withLock { state -> LoadingTaskStateMachine.Action in
+            guard let next else { return state.machine.redirectDecided(follow: false, needsBodyStream: false) }
+            let previousMethod = state.currentRequest.httpMethod
+            state.currentRequest = next
+            // A redirect that turned the request into a GET drops an upload's body with `httpBody`.
+            if next.httpMethod != previousMethod { state.body = nil }
+            let needsBodyStream = state.body.map { !$0.isReplayable } ?? false
+            return state.machine.redirectDecided(follow: true, needsBodyStream: needsBodyStream)
+        }
+        perform(action)
+    }
+
+    private func challengeDecided(_ disposition: LoadingChallenge.Disposition) {
+        switch disposition {
+        case .useCredential, .performDefaultHandling, .rejectProtectionSpace:
+            // The authentication policy's seat: no credential is sent yet, so the challenge stands.
+            perform(state.withLock { $0.machine.challengeDecided(retry: false) })
+        case .cancelAuthenticationChallenge:
+            cancel()
+        }
+    }
+
+    // MARK: Exchanges
+
+    private func startExchange(hop: Int) {
+        let (request, body, pending) = state.withLock { state in
+            defer {
+                state.streamedResponse = nil
+                state.collectedBody = nil
+            }
+            return (state.currentRequest, state.body, state.streamedResponse)
+        }
+        guard let url = request.url else {
+            return exchangeFailed(URLError(.badURL))
+        }
+        var transportRequest = session.transportRequest(for: request, url: url, body: body)
+        transportRequest.onUploadProgress = { [weak self] sent, expected in self?.didSendBody(totalBytesSent: sent, expected: expected) }
+        transportRequest.onDownloadProgress = { [weak self] received, expected in
+            guard let self else { return }
+            delegate.loadingTask(self, didReceiveBodyBytes: received, totalBytesExpected: expected)
+        }
+        switch destination {
+        case .memory:
+            let handle = session.transport.execute(transportRequest, collectingUpTo: LoadingSession.maximumBodySize) { outcome in
+                switch outcome {
+                case .success(let collected):
+                    self.responseReceived(
+                        collected.head, url: url, request: request, body: collected.body, metrics: collected.completion.metrics)
+                case .failure(let error):
+                    self.exchangeFailed(error.urlError(for: url))
+                }
+            }
+            setCancelWork(handle.cancel)
+        case .file:
+            let work = Task {
+                do {
+                    // A redirect's body is read and dropped, keeping the connection.
+                    if let pending { try await drain(pending.response, request: pending.request) }
+                    let response = try await session.transport.execute(transportRequest)
+                    self.responseReceived(response, url: url, request: request)
+                } catch {
+                    self.exchangeFailed(LoadingSession.urlError(error, url: url))
+                }
+            }
+            setCancelWork { work.cancel() }
+        }
+    }
+
+    /// Records how to stop the work just started; a cancel that came meanwhile did not see it, so
+    /// it is applied now.
+    private func setCancelWork(_ cancelWork: @escaping @Sendable () -> Void) {
+        let cancelled = state.withLock { state -> Bool in
+            state.cancelWork = cancelWork
+            return state.machine.isCancelled
+        }
+        if cancelled { cancelWork() }
+    }
+
+    /// A collected response: the whole exchange is done.
+    private func responseReceived(_ head: HTTPResponseHead, url: URL, request: URLRequest, body: ByteBuffer, metrics: ExchangeMetrics) {
+        let response = LoadingSession.httpURLResponse(head, url: url)
+        let transaction = TransactionMetrics(metrics, request: request, response: response, clock: clock)
+        decide(on: response, for: request) { state in
+            state.collectedBody = body
+            state.transactions.append(transaction)
+        }
+    }
+
+    /// A streamed response: its body is read once the delegate has decided.
+    private func responseReceived(_ streamed: TransportResponse, url: URL, request: URLRequest) {
+        let response = LoadingSession.httpURLResponse(streamed.head, url: url)
+        decide(on: response, for: request) { $0.streamedResponse = (streamed, request) }
+    }
+
+    /// Asks the policies what the response means and lets the machine decide what comes next.
+    private func decide(on response: HTTPURLResponse?, for request: URLRequest, keeping keep: (inout State) -> Void) {
+        var verdict = LoadingTaskStateMachine.ResponseVerdict.final
+        var proposed: URLRequest?
+        var challenge: LoadingChallenge?
+        if let response {
+            session.cookiePolicy.store(from: response, for: request)
+            proposed = session.redirectPolicy.nextRequest(after: request, response: response)
+            if proposed != nil {
+                verdict = .redirect
+            } else if let found = session.authenticationPolicy.challenge(in: response, previousFailureCount: 0) {
+                challenge = found
+                verdict = .challenge
+            }
+        }
+        let action = state.withLock { state in
+            keep(&state)
+            state.response = response
+            state.proposedRequest = proposed.map { next in
+                var next = next
+                session.cookiePolicy.prepare(&next)
+                return next
+            }
+            state.challenge = challenge
+            return state.machine.responseReceived(verdict)
+        }
+        perform(action)
+    }
+
+    private func exchangeFailed(_ error: URLError) {
+        perform(
+            state.withLock { state in
+                if state.error == nil { state.error = error }
+                return state.machine.exchangeFailed()
+            })
+    }
+
+    private func didSendBody(totalBytesSent: Int64, expected: Int64?) {
+        let delta = state.withLock { state in
+            defer { state.bytesSentReported = totalBytesSent }
+            return totalBytesSent - state.bytesSentReported
+        }
+        delegate.loadingTask(self, didSendBodyData: delta, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: expected)
+    }
+
+    // MARK: The body
+
+    private func receiveBody() {
+        switch destination {
+        case .memory:
+            let body = state.withLock { state in
+                defer { state.collectedBody = nil }
+                return state.collectedBody
+            }
+            if let body, body.readableBytes > 0 { delegate.loadingTask(self, didReceive: Data(body.readableBytesView)) }
+            perform(state.withLock { $0.machine.bodyReceived() })
+        case .file(let directory):
+            let pending = state.withLock { state in
+                defer { state.streamedResponse = nil }
+                return state.streamedResponse
+            }
+            guard let (streamed, request) = pending else { return perform(state.withLock { $0.machine.bodyReceived() }) }
+            let url = request.url ?? originalRequest.url!
+            let work = Task {
+                let file = DownloadFile.temporaryURL(in: directory)
+                do {
+                    try await DownloadFile.write(streamed.body, to: file)
+                    let metrics = try await streamed.finished().metrics
+                    let response = LoadingSession.httpURLResponse(streamed.head, url: url)
+                    let transaction = TransactionMetrics(metrics, request: request, response: response, clock: clock)
+                    state.withLock { $0.transactions.append(transaction) }
+                    delegate.loadingTask(self, didFinishDownloadingTo: file)
+                    perform(state.withLock { $0.machine.bodyReceived() })
+                } catch {
+                    try? FileManager.default.removeItem(at: file)
+                    exchangeFailed(LoadingSession.urlError(error, url: url))
+                }
+            }
+            setCancelWork { work.cancel() }
+        }
+    }
+
+    /// Reads and drops a redirect's body, so its connection can be reused, and records its metrics.
+    private func drain(_ pending: TransportResponse, request: URLRequest) async throws {
+        for try await _ in pending.body {}
+        let metrics = try await pending.finished().metrics
+        let response = LoadingSession.httpURLResponse(pending.head, url: request.url ?? originalRequest.url!)
+        let transaction = TransactionMetrics(metrics, request: request, response: response, clock: clock)
+        state.withLock { $0.transactions.append(transaction) }
+    }
+
+    // MARK: Completion
+
+    private func complete(_ failure: LoadingTaskStateMachine.Failure?) {
+        let url = state.withLock { $0.currentRequest.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+        let (transactions, exchangeError) = state.withLock { state in
+            // Nothing more will run: drop what the task held, a body not read included.
+            state.cancelWork = nil
+            state.streamedResponse = nil
+            state.collectedBody = nil
+            return (state.transactions, state.error)
+        }
+        let error: URLError?
+        switch failure {
+        case nil: error = nil
+        case .cancelled: error = TransportError(.cancelled, "the request was cancelled").urlError(for: url)
+        case .tooManyRedirects: error = URLError(.httpTooManyRedirects, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        case .bodyStreamExhausted: error = URLError(.requestBodyStreamExhausted, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        case .exchangeFailed: error = exchangeError ?? URLError(.unknown, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        }
+        if !transactions.isEmpty {
+            let metrics = TaskMetrics(
+                transactionMetrics: transactions, taskInterval: DateInterval(start: started, end: Date()),
+                redirectCount: transactions.count - 1)
+            delegate.loadingTask(self, didFinishCollecting: metrics)
+        }
+        delegate.loadingTask(self, didCompleteWithError: error)
+    }
+}

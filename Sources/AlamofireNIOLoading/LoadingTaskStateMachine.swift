@@ -1,0 +1,188 @@
+import Foundation
+
+/// The life of one ``LoadingTask``, as a value: each event returns the one action the task performs
+/// next, after releasing its lock. It holds only the facts its decisions need; the requests,
+/// responses and bodies stay with the task.
+///
+/// ```
+/// initialized ─resume─▶ lookingUpCache ─miss─▶ exchanging(hop) ─response─▶ deciding
+///   deciding: a redirect to ask about ─▶ awaitingRedirect ─follow─▶ exchanging(hop + 1)
+///                                                    └─ a stream body to replace ─▶ awaitingBodyStream
+///             a challenge to answer   ─▶ awaitingChallenge ─retry─▶ exchanging(hop + 1)
+///             otherwise               ─▶ awaitingDisposition ─allow─▶ receivingBody ─▶ completed
+/// ```
+/// Cancelling while an exchange or a body is under way asks the task to stop it and waits for it
+/// to report; cancelling while a delegate decides completes at once (the late answer is ignored).
+package struct LoadingTaskStateMachine: Sendable {
+    package enum State: Equatable, Sendable {
+        case initialized
+        case lookingUpCache
+        case exchanging(hop: Int)
+        case awaitingRedirect(hop: Int)
+        case awaitingBodyStream(hop: Int)
+        case awaitingChallenge(hop: Int)
+        case awaitingDisposition(hop: Int)
+        case receivingBody(hop: Int)
+        case completed
+    }
+
+    /// Why a task ended without a response, in URLSession's codes.
+    package enum Failure: Equatable, Sendable {
+        case cancelled
+        case tooManyRedirects
+        case bodyStreamExhausted
+        /// The exchange failed; the task has the error.
+        case exchangeFailed
+    }
+
+    package enum Action: Equatable, Sendable {
+        case none
+        /// Look for a stored response (the cache policy's step).
+        case lookUpCache
+        /// Send the current request; `hop` 0 is the first exchange, each redirect or challenge adds one.
+        case startExchange(hop: Int)
+        /// Stop the exchange or body under way; it will report its end.
+        case cancelExchange
+        /// Ask the delegate whether to follow the redirect.
+        case askRedirect
+        /// Ask the delegate for a new body stream for the next hop.
+        case askBodyStream
+        /// Ask the delegate (then the credential policy) how to answer the challenge.
+        case askChallenge
+        /// Tell the delegate of the response and wait for its disposition.
+        case deliverResponse
+        /// Hand the body over (a collected one at once, a streamed one to its file).
+        case receiveBody
+        /// Report metrics and completion; nil means success.
+        case complete(Failure?)
+    }
+
+    /// What the task found when an exchange produced a response.
+    package enum ResponseVerdict: Equatable, Sendable {
+        case final
+        case redirect
+        case challenge
+    }
+
+    /// URLSession's limit on redirects; one more fails with `.httpTooManyRedirects`.
+    package static let maximumRedirects = 16
+
+    package private(set) var state: State = .initialized
+    package private(set) var isCancelled = false
+    private var redirects = 0
+
+    package init() {}
+
+    package mutating func resume() -> Action {
+        guard state == .initialized else { return .none }
+        state = .lookingUpCache
+        return .lookUpCache
+    }
+
+    /// The cache had nothing to serve.
+    package mutating func cacheMissed() -> Action {
+        guard state == .lookingUpCache else { return .none }
+        if isCancelled { return complete(.cancelled) }
+        state = .exchanging(hop: 0)
+        return .startExchange(hop: 0)
+    }
+
+    /// An exchange produced a response head (and, when collected, its body).
+    package mutating func responseReceived(_ verdict: ResponseVerdict) -> Action {
+        guard case .exchanging(let hop) = state else { return .none }
+        if isCancelled { return complete(.cancelled) }
+        switch verdict {
+        case .redirect:
+            guard redirects < Self.maximumRedirects else { return complete(.tooManyRedirects) }
+            state = .awaitingRedirect(hop: hop)
+            return .askRedirect
+        case .challenge:
+            state = .awaitingChallenge(hop: hop)
+            return .askChallenge
+        case .final:
+            state = .awaitingDisposition(hop: hop)
+            return .deliverResponse
+        }
+    }
+
+    /// The exchange failed before a response, or while its body arrived.
+    package mutating func exchangeFailed() -> Action {
+        switch state {
+        case .exchanging, .receivingBody: return complete(isCancelled ? .cancelled : .exchangeFailed)
+        default: return .none
+        }
+    }
+
+    /// The delegate decided on a redirect: `follow` false delivers the 3xx response as the result.
+    /// `needsBodyStream` says the next request repeats a body that cannot be replayed.
+    package mutating func redirectDecided(follow: Bool, needsBodyStream: Bool) -> Action {
+        guard case .awaitingRedirect(let hop) = state else { return .none }
+        guard follow else {
+            state = .awaitingDisposition(hop: hop)
+            return .deliverResponse
+        }
+        redirects += 1
+        if needsBodyStream {
+            state = .awaitingBodyStream(hop: hop)
+            return .askBodyStream
+        }
+        state = .exchanging(hop: hop + 1)
+        return .startExchange(hop: hop + 1)
+    }
+
+    /// The delegate gave a new body stream for the next hop, or none.
+    package mutating func bodyStreamProvided(_ provided: Bool) -> Action {
+        guard case .awaitingBodyStream(let hop) = state else { return .none }
+        guard provided else { return complete(.bodyStreamExhausted) }
+        state = .exchanging(hop: hop + 1)
+        return .startExchange(hop: hop + 1)
+    }
+
+    /// The challenge was answered: `retry` sends the request again with a credential; otherwise
+    /// the challenging response is the result.
+    package mutating func challengeDecided(retry: Bool) -> Action {
+        guard case .awaitingChallenge(let hop) = state else { return .none }
+        guard retry else {
+            state = .awaitingDisposition(hop: hop)
+            return .deliverResponse
+        }
+        state = .exchanging(hop: hop + 1)
+        return .startExchange(hop: hop + 1)
+    }
+
+    /// The delegate's answer to the response: `allow` receives the body, otherwise the task ends
+    /// as cancelled.
+    package mutating func dispositionDecided(allow: Bool) -> Action {
+        guard case .awaitingDisposition(let hop) = state else { return .none }
+        guard allow else { return complete(.cancelled) }
+        state = .receivingBody(hop: hop)
+        return .receiveBody
+    }
+
+    /// The whole body was handed over.
+    package mutating func bodyReceived() -> Action {
+        guard case .receivingBody = state else { return .none }
+        return complete(isCancelled ? .cancelled : nil)
+    }
+
+    package mutating func cancel() -> Action {
+        guard !isCancelled else { return .none }
+        isCancelled = true
+        switch state {
+        case .initialized, .awaitingRedirect, .awaitingBodyStream, .awaitingChallenge, .awaitingDisposition:
+            return complete(.cancelled)
+        case .lookingUpCache:
+            // The lookup reports back and finds the task cancelled.
+            return .none
+        case .exchanging, .receivingBody:
+            return .cancelExchange
+        case .completed:
+            return .none
+        }
+    }
+
+    private mutating func complete(_ failure: Failure?) -> Action {
+        state = .completed
+        return .complete(failure)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+@testable import AlamofireNIOLoading
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// URLSession's redirect rules, as plain values.
+@Suite struct RedirectPolicyTests {
+    let policy = RedirectPolicy()
+
+    @Test func authorizationStaysOnItsOrigin() throws {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:1/a")!)
+        request.httpMethod = "POST"
+        request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
+        request.httpBody = Data("x".utf8)
+        let sameOrigin = HTTPURLResponse(url: request.url!, statusCode: 307, httpVersion: nil, headerFields: ["Location": "/b"])!
+        let kept = try #require(policy.nextRequest(after: request, response: sameOrigin))
+        #expect(kept.url?.absoluteString == "http://127.0.0.1:1/b")
+        #expect(kept.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+        #expect(kept.httpBody == Data("x".utf8))
+        let otherOrigin = HTTPURLResponse(
+            url: request.url!, statusCode: 302, httpVersion: nil, headerFields: ["Location": "http://localhost:2/c"])!
+        let moved = try #require(policy.nextRequest(after: request, response: otherOrigin))
+        #expect(moved.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(moved.httpMethod == "GET" && moved.httpBody == nil)
+        let notARedirect = HTTPURLResponse(url: request.url!, statusCode: 304, httpVersion: nil, headerFields: ["Location": "/b"])!
+        #expect(policy.nextRequest(after: request, response: notARedirect) == nil)
+    }
+
+    @Test func seeOtherKeepsHeadAndOtherCodesKeepTheirMethod() throws {
+        var head = URLRequest(url: URL(string: "http://127.0.0.1:1/a")!)
+        head.httpMethod = "HEAD"
+        let seeOther = HTTPURLResponse(url: head.url!, statusCode: 303, httpVersion: nil, headerFields: ["Location": "/b"])!
+        #expect(try #require(policy.nextRequest(after: head, response: seeOther)).httpMethod == "HEAD")
+        var put = URLRequest(url: URL(string: "http://127.0.0.1:1/a")!)
+        put.httpMethod = "PUT"
+        let permanent = HTTPURLResponse(url: put.url!, statusCode: 308, httpVersion: nil, headerFields: ["Location": "/b"])!
+        #expect(try #require(policy.nextRequest(after: put, response: permanent)).httpMethod == "PUT")
+        let toFTP = HTTPURLResponse(url: put.url!, statusCode: 302, httpVersion: nil, headerFields: ["Location": "ftp://host/x"])!
+        #expect(policy.nextRequest(after: put, response: toFTP) == nil)
+    }
+}
