@@ -200,6 +200,7 @@ public final class HTTPTransport: Sendable {
             }
             pool.lease(request: requestID, needsFreshConnection: fresh, deadline: deadline) { leased in
                 switch leased {
+                case .failure(is RetiredPoolError): run(fresh: fresh, completion: completion)
                 case .failure(let error): finish(.failure(error))
                 case .success(let connection): start(on: connection, completion: finish)
                 }
@@ -247,11 +248,24 @@ public final class HTTPTransport: Sendable {
             if let pool = pools[origin] { return pool }
             let pool = ConnectionPool(
                 origin: origin, factory: factory, maximumConnections: configuration.maximumConnectionsPerHost,
-                idleTimeout: configuration.idleConnectionTimeout, connectTimeout: connectTimeout, logger: logger)
+                idleTimeout: configuration.idleConnectionTimeout, connectTimeout: connectTimeout, logger: logger,
+                onEmpty: { [weak self] pool in self?.dropPool(pool) })
             pools[origin] = pool
             return pool
         }
     }
+
+    /// Drops an origin's pool once its last connection has closed (after the idle timeout, when
+    /// the origin is no longer used), so that pools do not pile up for every host ever reached.
+    private func dropPool(_ pool: ConnectionPool) {
+        pools.withLockedValue { pools in
+            guard pools[pool.origin] === pool, pool.retireIfEmpty() else { return }
+            pools.removeValue(forKey: pool.origin)
+        }
+    }
+
+    /// How many origins have a pool, for the tests.
+    var poolCount: Int { pools.withLockedValue { $0.count } }
 
     private static func bodyLength(_ body: TransportRequest.Body) throws -> Int64? {
         switch body {
@@ -326,13 +340,15 @@ final class ExchangeController: Sendable {
     }
 
     func run(_ exchange: ActiveExchange, on connection: HTTP1Connection) throws {
-        try phase.withLockedValue { phase in
-            if case .cancelled(let error) = phase {
-                // Cancelled between getting the connection and starting: give the connection back unused.
-                connection.close()
-                throw error
-            }
+        let cancelled = phase.withLockedValue { phase -> TransportError? in
+            if case .cancelled(let error) = phase { return error }
             phase = .running(connection, exchange)
+            return nil
+        }
+        if let cancelled {
+            // Cancelled between getting the connection and starting: the connection is closed unused.
+            connection.close()
+            throw cancelled
         }
     }
 

@@ -123,4 +123,19 @@ import Testing
         #expect(machine.connectionEstablished(1) == [.closeConnection(1)])
         #expect(machine.exchangeFinished(on: 0, reusable: true) == [.closeConnection(0)])
     }
+
+    @Test func onlyAnEmptyPoolRetiresAndThenTurnsRequestsAway() {
+        var machine = Machine(maximumConnections: 1)
+        _ = machine.requestLease(1)
+        let retiredWhileWaiting = machine.retireIfEmpty()
+        _ = machine.connectionEstablished(0)
+        _ = machine.exchangeFinished(on: 0, reusable: true)
+        let retiredWhileIdle = machine.retireIfEmpty()
+        _ = machine.idleTimeoutFired(0)
+        _ = machine.connectionClosed(0)
+        let retiredWhenEmpty = machine.retireIfEmpty()
+        #expect(!retiredWhileWaiting && !retiredWhileIdle && retiredWhenEmpty)
+        #expect(machine.requestLease(2) == [.failRequest(2, .retired)])
+        #expect(machine.isEmpty)
+    }
 }

@@ -86,4 +86,26 @@ import Testing
         exchange.fail(TransportError.cancelled)
         _ = try channel.finish()
     }
+
+    /// A pool whose last connection closed (its origin unused for the idle timeout) is dropped; the
+    /// origin gets a new one when it is used again.
+    @Test func anUnusedOriginsPoolIsDroppedAndMadeAgainWhenNeeded() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport { $0.idleConnectionTimeout = .milliseconds(50) }
+            defer { transport.shutdown() }
+            // Counted while a request runs: a 50 ms idle timeout may pass before a later look.
+            async let first = transport.fetch(server.url("/delay/1"))
+            await server.waitUntil { $0.openConnections == 1 }
+            #expect(transport.poolCount == 1)
+            #expect(try await first.status == 200)
+            await server.waitUntil { $0.openConnections == 0 }
+            try await Self.eventually { transport.poolCount == 0 }
+            #expect(transport.poolCount == 0)
+            // Used again: a new pool serves it (checked while the request runs, before any idle timeout).
+            async let again = transport.fetch(server.url("/delay/1"))
+            await server.waitUntil { $0.openConnections == 1 }
+            #expect(transport.poolCount == 1)
+            #expect(try await again.status == 200)
+        }
+    }
 }

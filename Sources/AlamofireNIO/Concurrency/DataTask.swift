@@ -7,19 +7,15 @@ import Synchronization
 /// let value = try await AF.request(url).serializingDecodable(Item.self).value
 /// ```
 public struct DataTask<Value: Sendable>: Sendable {
-    private let request: DataRequest
-    private let outcome: AwaitedResponse<AFDataResponse<Value>>
-    private let shouldAutomaticallyCancel: Bool
+    private let task: SerializingTask<AFDataResponse<Value>>
 
-    fileprivate init(request: DataRequest, outcome: AwaitedResponse<AFDataResponse<Value>>, shouldAutomaticallyCancel: Bool) {
-        self.request = request
-        self.outcome = outcome
-        self.shouldAutomaticallyCancel = shouldAutomaticallyCancel
+    fileprivate init(_ task: SerializingTask<AFDataResponse<Value>>) {
+        self.task = task
     }
 
     /// The whole response.
     public var response: AFDataResponse<Value> {
-        get async { await outcome.value(cancellingOnTaskCancellation: shouldAutomaticallyCancel ? request : nil) }
+        get async { await task.response }
     }
 
     /// The result.
@@ -33,15 +29,13 @@ public struct DataTask<Value: Sendable>: Sendable {
     }
 
     /// Cancels the request; its response then carries ``AFError/explicitlyCancelled``.
-    public func cancel() {
-        request.cancel()
-    }
+    public func cancel() { task.request.cancel() }
 
     /// Resumes the request.
-    public func resume() { request.resume() }
+    public func resume() { task.request.resume() }
 
     /// Suspends the request.
-    public func suspend() { request.suspend() }
+    public func suspend() { task.request.suspend() }
 }
 
 extension DataRequest {
@@ -92,11 +86,37 @@ extension DataRequest {
     public func serializingResponse<Serializer: DataResponseSerializerProtocol>(
         using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
     ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
+        DataTask(
+            SerializingTask(request: self, automaticallyCancelling: shouldAutomaticallyCancel) { queue, fulfil in
+                response(queue: queue, responseSerializer: serializer, completionHandler: fulfil)
+            })
+    }
+}
+
+/// What every kind of request's awaitable task shares: the request and its response, handed over
+/// once by a response handler and awaited any number of times.
+struct SerializingTask<Response: Sendable>: Sendable {
+    let request: Request
+    private let outcome = AwaitedResponse<Response>()
+    private let shouldAutomaticallyCancel: Bool
+
+    /// - Parameters:
+    ///   - request: the request whose response is awaited.
+    ///   - shouldAutomaticallyCancel: whether cancelling the awaiting Swift task cancels the request.
+    ///   - addHandler: adds the kind's response handler on the given queue, calling the given closure.
+    init(
+        request: Request, automaticallyCancelling shouldAutomaticallyCancel: Bool,
+        addHandler: (DispatchQueue, @escaping @Sendable (Response) -> Void) -> Void
+    ) {
+        self.request = request
+        self.shouldAutomaticallyCancel = shouldAutomaticallyCancel
         // The handler is added now (no task to start first) and hands the response over on the
         // serialization queue: no hop to the main queue.
-        let outcome = AwaitedResponse<AFDataResponse<Serializer.SerializedObject>>()
-        response(queue: serializationQueue, responseSerializer: serializer) { outcome.fulfil($0) }
-        return DataTask(request: self, outcome: outcome, shouldAutomaticallyCancel: shouldAutomaticallyCancel)
+        addHandler(request.serializationQueue) { [outcome] in outcome.fulfil($0) }
+    }
+
+    var response: Response {
+        get async { await outcome.value(cancellingOnTaskCancellation: shouldAutomaticallyCancel ? request : nil) }
     }
 }
 

@@ -6,19 +6,15 @@ public import Foundation
 /// let fileURL = try await AF.download(url, to: destination).serializingDownloadedFileURL().value
 /// ```
 public struct DownloadTask<Value: Sendable>: Sendable {
-    private let request: DownloadRequest
-    private let outcome: AwaitedResponse<AFDownloadResponse<Value>>
-    private let shouldAutomaticallyCancel: Bool
+    private let task: SerializingTask<AFDownloadResponse<Value>>
 
-    fileprivate init(request: DownloadRequest, outcome: AwaitedResponse<AFDownloadResponse<Value>>, shouldAutomaticallyCancel: Bool) {
-        self.request = request
-        self.outcome = outcome
-        self.shouldAutomaticallyCancel = shouldAutomaticallyCancel
+    fileprivate init(_ task: SerializingTask<AFDownloadResponse<Value>>) {
+        self.task = task
     }
 
     /// The whole response.
     public var response: AFDownloadResponse<Value> {
-        get async { await outcome.value(cancellingOnTaskCancellation: shouldAutomaticallyCancel ? request : nil) }
+        get async { await task.response }
     }
 
     /// The result.
@@ -32,13 +28,13 @@ public struct DownloadTask<Value: Sendable>: Sendable {
     }
 
     /// Cancels the download; its response then carries ``AFError/explicitlyCancelled``.
-    public func cancel() { request.cancel() }
+    public func cancel() { task.request.cancel() }
 
     /// Resumes the download.
-    public func resume() { request.resume() }
+    public func resume() { task.request.resume() }
 
     /// Suspends the download.
-    public func suspend() { request.suspend() }
+    public func suspend() { task.request.suspend() }
 }
 
 extension DownloadRequest {
@@ -93,8 +89,9 @@ extension DownloadRequest {
     public func serializingDownload<Serializer: DownloadResponseSerializerProtocol>(
         using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
     ) -> DownloadTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
-        let outcome = AwaitedResponse<AFDownloadResponse<Serializer.SerializedObject>>()
-        response(queue: serializationQueue, responseSerializer: serializer) { outcome.fulfil($0) }
-        return DownloadTask(request: self, outcome: outcome, shouldAutomaticallyCancel: shouldAutomaticallyCancel)
+        DownloadTask(
+            SerializingTask(request: self, automaticallyCancelling: shouldAutomaticallyCancel) { queue, fulfil in
+                response(queue: queue, responseSerializer: serializer, completionHandler: fulfil)
+            })
     }
 }

@@ -50,20 +50,32 @@ extension Request {
     /// at most one delivery waits there at a time: a slow handler sees the latest counts, not a
     /// backlog. Without one, the `Progress` is updated at once.
     func updateProgress(_ direction: TransferDirection, completed: Int64, total: Int64?) {
+        enum Step {
+            case none
+            case updateNow
+            case deliver(handler: ProgressHandler, queue: DispatchQueue)
+        }
         let progress = progress(for: direction)
-        let delivery = mutableState.withLock { state -> (handler: ProgressHandler, queue: DispatchQueue)? in
+        let step = mutableState.withLock { state -> Step in
             state[progress: direction].completed = completed
             state[progress: direction].total = total ?? -1
-            guard let handler = state[progress: direction].handler else {
-                progress.totalUnitCount = total ?? -1
-                progress.completedUnitCount = completed
-                return nil
-            }
-            guard !state[progress: direction].deliveryPending else { return nil }
+            guard let handler = state[progress: direction].handler else { return .updateNow }
+            guard !state[progress: direction].deliveryPending else { return .none }
             state[progress: direction].deliveryPending = true
-            return handler
+            return .deliver(handler: handler.handler, queue: handler.queue)
         }
-        guard let delivery else { return }
+        let delivery: (handler: ProgressHandler, queue: DispatchQueue)
+        switch step {
+        case .none:
+            return
+        case .updateNow:
+            // Outside the lock: `Progress` takes locks of its own and may call observers.
+            progress.totalUnitCount = total ?? -1
+            progress.completedUnitCount = completed
+            return
+        case .deliver(let handler, let queue):
+            delivery = (handler, queue)
+        }
         delivery.queue.async {
             let (completed, total) = self.mutableState.withLock { state in
                 state[progress: direction].deliveryPending = false

@@ -149,17 +149,14 @@ public class Request: @unchecked Sendable {
     @discardableResult
     public func cancel() -> Self {
         let action = mutableState.withLock { $0.machine.cancel() }
-        switch action {
-        case .none:
-            return self
-        case .cancelTask(let task):
-            task.cancel()
-        case .finish:
-            underlyingQueue.async { self.finish() }
-        case .notify:
-            break
-        }
+        if case .none = action { return self }
+        // Told first, so monitors hear of the cancel before the finish it causes.
         eventMonitor?.performEvent { $0.requestDidCancel(self) }
+        switch action {
+        case .none, .notify: break
+        case .cancelTask(let task): task.cancel()
+        case .finish: underlyingQueue.async { self.finish() }
+        }
         return self
     }
 

@@ -27,11 +27,14 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
     private let connectTimeout: TimeAmount?
     private let state: NIOLockedValueBox<State>
     private let logger: Logger
+    /// Told when the pool's last connection has closed and nobody waits.
+    private let onEmpty: @Sendable (ConnectionPool) -> Void
 
     init(
         origin: Origin, factory: ConnectionFactory, maximumConnections: Int, idleTimeout: TimeAmount, connectTimeout: TimeAmount?,
-        logger: Logger
+        logger: Logger, onEmpty: @escaping @Sendable (ConnectionPool) -> Void = { _ in }
     ) {
+        self.onEmpty = onEmpty
         self.origin = origin
         self.factory = factory
         self.idleTimeout = idleTimeout
@@ -137,6 +140,7 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
                 case .cancelled: error = failure ?? TransportError.cancelled
                 case .shutDown: error = TransportError(.cancelled, "the transport was shut down")
                 case .connectionFailed: error = failure ?? TransportError(.cannotConnectToHost, "could not connect to \(origin)")
+                case .retired: error = RetiredPoolError()
                 }
                 waiter?(.failure(error))
             }
@@ -175,6 +179,14 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
             return state.machine.connectionClosed(connectionID)
         }
         run(actions)
+        // The last connection of an origin no one uses: its owner may drop the pool.
+        if state.withLockedValue({ $0.machine.isEmpty }) { onEmpty(self) }
+    }
+
+    /// Retires the pool if it is still empty, so that no request is served by it any more; whether
+    /// it did. The owner then drops it.
+    func retireIfEmpty() -> Bool {
+        state.withLockedValue { $0.machine.retireIfEmpty() }
     }
 
     /// Notes that the connection became idle, arming its timer unless one is armed already.
@@ -207,3 +219,6 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
         }
     }
 }
+
+/// A lease on a pool that its owner has dropped: the request asks for the origin's new pool.
+struct RetiredPoolError: Error {}

@@ -26,6 +26,8 @@ struct ConnectionPoolStateMachine {
         case shutDown
         /// The connection opened for this request failed; the owner has the error.
         case connectionFailed
+        /// The pool was retired (empty and unused): ask the transport for the origin's new pool.
+        case retired
     }
 
     enum Action: Equatable {
@@ -44,6 +46,8 @@ struct ConnectionPoolStateMachine {
     private(set) var connections: [Int: ConnectionState] = [:]
     private(set) var waiters: Deque<Waiter> = []
     private(set) var isShutDown = false
+    /// Dropped by its owner for being empty: every later request goes to a new pool.
+    private(set) var isRetired = false
     private var nextConnectionID: Int
 
     init(maximumConnections: Int, firstConnectionID: Int = 0) {
@@ -58,8 +62,16 @@ struct ConnectionPoolStateMachine {
 
     // MARK: Requests
 
+    /// Retires the pool if it is empty; whether it did.
+    mutating func retireIfEmpty() -> Bool {
+        guard isEmpty, !isShutDown else { return false }
+        isRetired = true
+        return true
+    }
+
     mutating func requestLease(_ request: Int, needsFreshConnection: Bool = false) -> [Action] {
         if isShutDown { return [.failRequest(request, .shutDown)] }
+        if isRetired { return [.failRequest(request, .retired)] }
         if !needsFreshConnection, let idle = connections.first(where: { $0.value == .idle })?.key {
             connections[idle] = .leased
             return [.lease(connection: idle, request: request)]

@@ -1,0 +1,156 @@
+import Testing
+
+@testable import AlamofireNIOLoading
+
+/// The loading task's life as a plain value: every event in every state.
+@Suite struct LoadingTaskStateMachineTests {
+    typealias Machine = LoadingTaskStateMachine
+
+    /// A machine driven to `state` through its events.
+    static func machine(in state: Machine.State) -> Machine {
+        var machine = Machine()
+        switch state {
+        case .initialized: break
+        case .lookingUpCache: _ = machine.resume()
+        case .exchanging: (_, _) = (machine.resume(), machine.cacheMissed())
+        case .awaitingRedirect: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.responseReceived(.redirect))
+        case .awaitingBodyStream:
+            (_, _, _, _) = (
+                machine.resume(), machine.cacheMissed(), machine.responseReceived(.redirect),
+                machine.redirectDecided(follow: true, needsBodyStream: true)
+            )
+        case .awaitingChallenge: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.responseReceived(.challenge))
+        case .awaitingDisposition: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.responseReceived(.final))
+        case .receivingBody:
+            (_, _, _, _) = (
+                machine.resume(), machine.cacheMissed(), machine.responseReceived(.final), machine.dispositionDecided(allow: true)
+            )
+        case .completed: _ = machine.cancel()
+        }
+        return machine
+    }
+
+    static let allStates: [Machine.State] = [
+        .initialized, .lookingUpCache, .exchanging(hop: 0), .awaitingRedirect(hop: 0), .awaitingBodyStream(hop: 0),
+        .awaitingChallenge(hop: 0), .awaitingDisposition(hop: 0), .receivingBody(hop: 0), .completed,
+    ]
+
+    @Test func aPlainLoadGoesThroughEveryStepOnce() {
+        var machine = Machine()
+        #expect(machine.resume() == .lookUpCache)
+        #expect(machine.resume() == .none)
+        #expect(machine.cacheMissed() == .startExchange(hop: 0))
+        #expect(machine.responseReceived(.final) == .deliverResponse)
+        #expect(machine.dispositionDecided(allow: true) == .receiveBody)
+        #expect(machine.bodyReceived() == .complete(nil))
+        #expect(machine.state == .completed)
+        #expect(machine.cancel() == .none)
+    }
+
+    @Test func followedRedirectsAddHopsUntilTheLimit() {
+        var machine = Self.machine(in: .exchanging(hop: 0))
+        for hop in 1...Machine.maximumRedirects {
+            #expect(machine.responseReceived(.redirect) == .askRedirect)
+            #expect(machine.redirectDecided(follow: true, needsBodyStream: false) == .startExchange(hop: hop))
+        }
+        #expect(machine.responseReceived(.redirect) == .complete(.tooManyRedirects))
+    }
+
+    @Test func aDeclinedRedirectIsTheResponse() {
+        var machine = Self.machine(in: .awaitingRedirect(hop: 0))
+        #expect(machine.redirectDecided(follow: false, needsBodyStream: false) == .deliverResponse)
+        #expect(machine.state == .awaitingDisposition(hop: 0))
+    }
+
+    @Test func aRedirectRepeatingAStreamAsksForANewOne() {
+        var provided = Self.machine(in: .awaitingBodyStream(hop: 0))
+        #expect(provided.bodyStreamProvided(true) == .startExchange(hop: 1))
+        var missing = Self.machine(in: .awaitingBodyStream(hop: 0))
+        #expect(missing.bodyStreamProvided(false) == .complete(.bodyStreamExhausted))
+    }
+
+    @Test func aChallengeIsRetriedOrBecomesTheResponse() {
+        var retried = Self.machine(in: .awaitingChallenge(hop: 0))
+        #expect(retried.challengeDecided(retry: true) == .startExchange(hop: 1))
+        var declined = Self.machine(in: .awaitingChallenge(hop: 0))
+        #expect(declined.challengeDecided(retry: false) == .deliverResponse)
+    }
+
+    @Test func aCancellingDispositionEndsTheTaskAsCancelled() {
+        var machine = Self.machine(in: .awaitingDisposition(hop: 0))
+        #expect(machine.dispositionDecided(allow: false) == .complete(.cancelled))
+    }
+
+    @Test func failuresCompleteOnlyWhileSomethingRuns() {
+        for state in Self.allStates {
+            var machine = Self.machine(in: state)
+            let expected: Machine.Action
+            switch state {
+            case .exchanging, .receivingBody: expected = .complete(.exchangeFailed)
+            default: expected = .none
+            }
+            #expect(machine.exchangeFailed() == expected, "in \(state)")
+        }
+    }
+
+    @Test func cancelStopsRunningWorkOrCompletesAtOnce() {
+        for state in Self.allStates {
+            var machine = Self.machine(in: state)
+            let expected: Machine.Action
+            switch state {
+            case .initialized, .awaitingRedirect, .awaitingBodyStream, .awaitingChallenge, .awaitingDisposition:
+                expected = .complete(.cancelled)
+            case .exchanging, .receivingBody: expected = .cancelExchange
+            case .lookingUpCache, .completed: expected = .none
+            }
+            #expect(machine.cancel() == expected, "in \(state)")
+            #expect(machine.cancel() == .none, "a second cancel in \(state)")
+        }
+    }
+
+    @Test func whatRunsWhenCancelledReportsCancellation() {
+        var lookup = Self.machine(in: .lookingUpCache)
+        _ = lookup.cancel()
+        #expect(lookup.cacheMissed() == .complete(.cancelled))
+
+        var exchange = Self.machine(in: .exchanging(hop: 0))
+        _ = exchange.cancel()
+        #expect(exchange.responseReceived(.final) == .complete(.cancelled))
+
+        var failing = Self.machine(in: .exchanging(hop: 0))
+        _ = failing.cancel()
+        #expect(failing.exchangeFailed() == .complete(.cancelled))
+
+        var body = Self.machine(in: .receivingBody(hop: 0))
+        _ = body.cancel()
+        #expect(body.bodyReceived() == .complete(.cancelled))
+    }
+
+    @Test func lateDecisionsAfterCompletionAreIgnored() {
+        for state in [Machine.State.awaitingRedirect(hop: 0), .awaitingChallenge(hop: 0), .awaitingDisposition(hop: 0)] {
+            var machine = Self.machine(in: state)
+            #expect(machine.cancel() == .complete(.cancelled))
+            #expect(machine.redirectDecided(follow: true, needsBodyStream: false) == .none)
+            #expect(machine.challengeDecided(retry: true) == .none)
+            #expect(machine.dispositionDecided(allow: true) == .none)
+            #expect(machine.bodyStreamProvided(true) == .none)
+            #expect(machine.responseReceived(.final) == .none)
+            #expect(machine.bodyReceived() == .none)
+            #expect(machine.state == .completed)
+        }
+    }
+
+    @Test func eventsOutOfOrderDoNothing() {
+        for state in Self.allStates {
+            var machine = Self.machine(in: state)
+            if state != .lookingUpCache { #expect(machine.cacheMissed() == .none, "cacheMissed in \(state)") }
+            if state != .initialized { #expect(machine.resume() == .none, "resume in \(state)") }
+            if case .receivingBody = state {} else { #expect(machine.bodyReceived() == .none, "bodyReceived in \(state)") }
+            if case .awaitingRedirect = state {
+            } else {
+                #expect(machine.redirectDecided(follow: true, needsBodyStream: false) == .none, "redirectDecided in \(state)")
+            }
+            if case .exchanging = state {} else { #expect(machine.responseReceived(.final) == .none, "responseReceived in \(state)") }
+        }
+    }
+}

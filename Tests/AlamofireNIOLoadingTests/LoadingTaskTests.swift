@@ -1,0 +1,230 @@
+import AlamofireNIOTransport
+import Foundation
+import HTTPBinServer
+import Synchronization
+import Testing
+
+@testable import AlamofireNIOLoading
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Loading tasks against the bundled server: the delegate hears URLSession's moments, in order.
+@Suite struct LoadingTaskTests {
+    /// Records every event as a line, and lets a test choose the answers to the questions.
+    final class RecordingDelegate: LoadingTaskDelegate {
+        private struct State {
+            var events: [String] = []
+            var data = Data()
+            var file: URL?
+            var metrics: TaskMetrics?
+            var completion: CheckedContinuation<URLError?, Never>?
+            var completed: URLError??
+        }
+
+        private let state = Mutex(State())
+        let followRedirects: Bool
+        let disposition: LoadingResponseDisposition
+        let newBodyStream: (@Sendable () -> InputStream?)?
+
+        init(
+            followRedirects: Bool = true, disposition: LoadingResponseDisposition = .allow,
+            newBodyStream: (@Sendable () -> InputStream?)? = nil
+        ) {
+            self.followRedirects = followRedirects
+            self.disposition = disposition
+            self.newBodyStream = newBodyStream
+        }
+
+        var events: [String] { state.withLock { $0.events } }
+        var data: Data { state.withLock { $0.data } }
+        var file: URL? { state.withLock { $0.file } }
+        var metrics: TaskMetrics? { state.withLock { $0.metrics } }
+
+        private func record(_ event: String) { state.withLock { $0.events.append(event) } }
+
+        /// Waits for the task's completion, for at most 30 seconds.
+        func completion() async throws -> URLError? {
+            try await withThrowingTaskGroup(of: URLError??.self) { group in
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        let done = self.state.withLock { state -> URLError?? in
+                            if let completed = state.completed { return completed }
+                            state.completion = continuation
+                            return nil
+                        }
+                        if let done { continuation.resume(returning: done) }
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    return .some(URLError(.timedOut))
+                }
+                let first = try await group.next()!
+                group.cancelAll()
+                return first ?? nil
+            }
+        }
+
+        func loadingTask(
+            _ task: LoadingTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest: URLRequest,
+            completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
+            record("redirect \(response.statusCode) \(newRequest.httpMethod ?? "") \(newRequest.url?.path ?? "")")
+            completionHandler(followRedirects ? newRequest : nil)
+        }
+
+        func loadingTaskNeedsNewBodyStream(_ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+            record("needNewBodyStream")
+            completionHandler(newBodyStream?())
+        }
+
+        func loadingTask(
+            _ task: LoadingTask, didReceive response: HTTPURLResponse,
+            completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
+        ) {
+            record("response \(response.statusCode)")
+            completionHandler(disposition)
+        }
+
+        func loadingTask(_ task: LoadingTask, didReceive data: Data) {
+            state.withLock { state in
+                state.events.append("data")
+                state.data.append(data)
+            }
+        }
+
+        func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL) {
+            state.withLock { state in
+                state.events.append("file")
+                state.file = location
+            }
+        }
+
+        func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics) {
+            state.withLock { state in
+                state.events.append("metrics \(metrics.transactionMetrics.count)")
+                state.metrics = metrics
+            }
+        }
+
+        func loadingTask(_ task: LoadingTask, didCompleteWithError error: URLError?) {
+            let continuation = state.withLock { state in
+                state.events.append("complete \(error.map { "\($0.code.rawValue)" } ?? "ok")")
+                state.completed = .some(error)
+                defer { state.completion = nil }
+                return state.completion
+            }
+            continuation?.resume(returning: error)
+        }
+    }
+
+    static func session() -> LoadingSession {
+        LoadingSession(transport: HTTPTransport(), additionalHeaders: [("X-Session", "1")], requestTimeout: 60, resourceTimeout: 604_800)
+    }
+
+    static func request(_ url: URL, method: String = "GET") -> URLRequest {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        return request
+    }
+
+    @Test func aGetReportsResponseDataMetricsAndCompletionInOrder() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let delegate = RecordingDelegate()
+            let task = Self.session().makeTask(with: Self.request(server.url("/get")), delegate: delegate)
+            task.resume()
+            #expect(try await delegate.completion() == nil)
+            #expect(delegate.events == ["response 200", "data", "metrics 1", "complete ok"])
+            let echo = try JSONSerialization.jsonObject(with: delegate.data) as? [String: Any]
+            #expect((echo?["headers"] as? [String: String])?["X-Session"] == "1")
+        }
+    }
+
+    @Test func redirectsAreAskedPerHopAndCountedInTheMetrics() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let delegate = RecordingDelegate()
+            Self.session().makeTask(with: Self.request(server.url("/redirect/2")), delegate: delegate).resume()
+            #expect(try await delegate.completion() == nil)
+            #expect(
+                delegate.events == [
+                    "redirect 302 GET /relative-redirect/1", "redirect 302 GET /get", "response 200", "data", "metrics 3", "complete ok",
+                ])
+            #expect(delegate.metrics?.redirectCount == 2)
+        }
+    }
+
+    @Test func aDeclinedRedirectIsTheResult() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let delegate = RecordingDelegate(followRedirects: false)
+            Self.session().makeTask(with: Self.request(server.url("/redirect/1")), delegate: delegate).resume()
+            #expect(try await delegate.completion() == nil)
+            #expect(delegate.events == ["redirect 302 GET /get", "response 302", "metrics 1", "complete ok"])
+        }
+    }
+
+    @Test func aDownloadIsWrittenToAFileAfterItsRedirect() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let delegate = RecordingDelegate()
+            let directory = FileManager.default.temporaryDirectory
+            let url = server.url("/redirect-to?url=/bytes/3000%3Fseed%3D7&status_code=307")
+            Self.session().makeTask(with: Self.request(url), destination: .file(directory: directory), delegate: delegate).resume()
+            #expect(try await delegate.completion() == nil)
+            #expect(delegate.events == ["redirect 307 GET /bytes/3000", "response 200", "file", "metrics 2", "complete ok"])
+            let file = try #require(delegate.file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            var expected = SeededBytes(seed: 7)
+            #expect(try Data(contentsOf: file) == Data(expected.next(3000)))
+        }
+    }
+
+    @Test func aStreamBodyRepeatedByA307AsksForANewStream() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/redirect-to?url=/post&status_code=307")
+            let body = Data("streamed".utf8)
+
+            let exhausted = RecordingDelegate()
+            Self.session().makeTask(with: Self.request(url, method: "POST"), body: .stream(InputStream(data: body)), delegate: exhausted)
+                .resume()
+            #expect(try await exhausted.completion()?.code == .requestBodyStreamExhausted)
+            #expect(exhausted.events == ["redirect 307 POST /post", "needNewBodyStream", "metrics 1", "complete -1021"])
+
+            let replaced = RecordingDelegate(newBodyStream: { InputStream(data: body) })
+            Self.session().makeTask(with: Self.request(url, method: "POST"), body: .stream(InputStream(data: body)), delegate: replaced)
+                .resume()
+            #expect(try await replaced.completion() == nil)
+            let echo = try JSONSerialization.jsonObject(with: replaced.data) as? [String: Any]
+            #expect(echo?["data"] as? String == "streamed")
+        }
+    }
+
+    @Test func aCancellingDispositionEndsTheTaskAsCancelled() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let delegate = RecordingDelegate(disposition: .cancel)
+            Self.session().makeTask(with: Self.request(server.url("/bytes/10")), delegate: delegate).resume()
+            #expect(try await delegate.completion()?.code == .cancelled)
+            #expect(delegate.events == ["response 200", "metrics 1", "complete -999"])
+        }
+    }
+
+    @Test func cancelDuringTheExchangeCompletesOnceAsCancelled() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let delegate = RecordingDelegate()
+            let task = Self.session().makeTask(with: Self.request(server.url("/delay/10")), delegate: delegate)
+            task.resume()
+            task.cancel()
+            task.cancel()
+            #expect(try await delegate.completion()?.code == .cancelled)
+            #expect(delegate.events == ["complete -999"])
+        }
+    }
+
+    @Test func aFailedConnectionCompletesWithURLSessionsCode() async throws {
+        let delegate = RecordingDelegate()
+        // Port 1 on loopback: nothing listens there.
+        Self.session().makeTask(with: Self.request(URL(string: "http://127.0.0.1:1/")!), delegate: delegate).resume()
+        #expect(try await delegate.completion()?.code == .cannotConnectToHost)
+        #expect(delegate.events == ["complete -1004"])
+    }
+}
