@@ -34,13 +34,15 @@ package final class LoadingTask: Sendable {
         var challenge: LoadingChallenge?
         /// A collected body waiting to be handed over.
         var collectedBody: ByteBuffer?
-        /// A streamed response whose body is still to be read (to a file, or drained before a
-        /// redirect), with the request it answers.
+        /// A streamed final response whose body is still to be written to a file, with the request
+        /// it answers.
         var streamedResponse: (response: TransportResponse, request: URLRequest)?
         var transactions: [TransactionMetrics] = []
         var error: URLError?
         /// Stops whatever the task is waiting on: an exchange, or a body being written.
         var cancelWork: (@Sendable () -> Void)?
+        /// Counts the pieces of work started, so that a late `cancelWork` of an earlier one is not kept.
+        var workGeneration = 0
         var bytesSentReported: Int64 = 0
     }
 
@@ -110,7 +112,7 @@ package final class LoadingTask: Sendable {
         case .askBodyStream:
             delegate.loadingTaskNeedsNewBodyStream(self) { stream in
                 let action = self.state.withLock { state in
-                    if let stream { state.body = .stream(stream) }
+                    if let stream, case .awaitingBodyStream = state.machine.state { state.body = .stream(stream) }
                     return state.machine.bodyStreamProvided(stream != nil)
                 }
                 self.perform(action)
@@ -137,6 +139,8 @@ package final class LoadingTask: Sendable {
     private func redirectDecided(_ next: URLRequest?) {
         let action = state.withLock { state -> LoadingTaskStateMachine.Action in
             guard let next else { return state.machine.redirectDecided(follow: false, needsBodyStream: false) }
+            // An answer that comes after a cancel changes nothing.
+            guard case .awaitingRedirect = state.machine.state else { return .none }
             let previousMethod = state.currentRequest.httpMethod
             state.currentRequest = next
             // A redirect that turned the request into a GET drops an upload's body with `httpBody`.
@@ -160,12 +164,11 @@ package final class LoadingTask: Sendable {
     // MARK: Exchanges
 
     private func startExchange(hop: Int) {
-        let (request, body, pending) = state.withLock { state in
-            defer {
-                state.streamedResponse = nil
-                state.collectedBody = nil
-            }
-            return (state.currentRequest, state.body, state.streamedResponse)
+        let (request, body, generation) = state.withLock { state in
+            state.collectedBody = nil
+            state.bytesSentReported = 0
+            state.workGeneration += 1
+            return (state.currentRequest, state.body, state.workGeneration)
         }
         guard let url = request.url else {
             return exchangeFailed(URLError(.badURL))
@@ -181,81 +184,96 @@ package final class LoadingTask: Sendable {
             let handle = session.transport.execute(transportRequest, collectingUpTo: LoadingSession.maximumBodySize) { outcome in
                 switch outcome {
                 case .success(let collected):
-                    self.responseReceived(
-                        collected.head, url: url, request: request, body: collected.body, metrics: collected.completion.metrics)
+                    let response = LoadingSession.httpURLResponse(collected.head, url: url)
+                    let transaction = TransactionMetrics(
+                        collected.completion.metrics, request: request, response: response, clock: self.clock)
+                    self.decide(on: response, for: request) { state in
+                        state.collectedBody = collected.body
+                        state.transactions.append(transaction)
+                    }
                 case .failure(let error):
                     self.exchangeFailed(error.urlError(for: url))
                 }
             }
-            setCancelWork(handle.cancel)
+            setCancelWork(handle.cancel, generation: generation)
         case .file:
             let work = Task {
                 do {
-                    // A redirect's body is read and dropped, keeping the connection.
-                    if let pending { try await drain(pending.response, request: pending.request) }
-                    let response = try await session.transport.execute(transportRequest)
-                    self.responseReceived(response, url: url, request: request)
+                    let streamed = try await session.transport.execute(transportRequest)
+                    let response = LoadingSession.httpURLResponse(streamed.head, url: url)
+                    let verdict = self.verdict(on: response, for: request)
+                    guard verdict.verdict == .redirect else {
+                        // Its body goes to a file once the delegate has decided.
+                        return self.decide(response, verdict, keeping: { $0.streamedResponse = (streamed, request) })
+                    }
+                    // A redirect's body is read and dropped first, keeping the connection, as URLSession does.
+                    for try await _ in streamed.body {}
+                    let transaction = try await self.transaction(of: streamed, request: request, response: response)
+                    self.decide(response, verdict, keeping: { $0.transactions.append(transaction) })
                 } catch {
                     self.exchangeFailed(LoadingSession.urlError(error, url: url))
                 }
             }
-            setCancelWork { work.cancel() }
+            setCancelWork({ work.cancel() }, generation: generation)
         }
     }
 
-    /// Records how to stop the work just started; a cancel that came meanwhile did not see it, so
-    /// it is applied now.
-    private func setCancelWork(_ cancelWork: @escaping @Sendable () -> Void) {
-        let cancelled = state.withLock { state -> Bool in
+    /// Records how to stop the work just started, unless newer work has started since (a fast
+    /// exchange may already have led to the next hop) or the task has completed; a cancel that came
+    /// meanwhile did not see it, so it is applied now.
+    private func setCancelWork(_ cancelWork: @escaping @Sendable () -> Void, generation: Int) {
+        let cancelNow = state.withLock { state -> Bool in
+            guard state.workGeneration == generation, state.machine.state != .completed else { return false }
             state.cancelWork = cancelWork
             return state.machine.isCancelled
         }
-        if cancelled { cancelWork() }
+        if cancelNow { cancelWork() }
     }
 
-    /// A collected response: the whole exchange is done.
-    private func responseReceived(_ head: HTTPResponseHead, url: URL, request: URLRequest, body: ByteBuffer, metrics: ExchangeMetrics) {
-        let response = LoadingSession.httpURLResponse(head, url: url)
-        let transaction = TransactionMetrics(metrics, request: request, response: response, clock: clock)
-        decide(on: response, for: request) { state in
-            state.collectedBody = body
-            state.transactions.append(transaction)
-        }
-    }
-
-    /// A streamed response: its body is read once the delegate has decided.
-    private func responseReceived(_ streamed: TransportResponse, url: URL, request: URLRequest) {
-        let response = LoadingSession.httpURLResponse(streamed.head, url: url)
-        decide(on: response, for: request) { $0.streamedResponse = (streamed, request) }
-    }
-
-    /// Asks the policies what the response means and lets the machine decide what comes next.
-    private func decide(on response: HTTPURLResponse?, for request: URLRequest, keeping keep: (inout State) -> Void) {
+    /// What the policies make of a response: final, a redirect to ask about, or a challenge.
+    private struct Verdict {
         var verdict = LoadingTaskStateMachine.ResponseVerdict.final
         var proposed: URLRequest?
         var challenge: LoadingChallenge?
-        if let response {
-            session.cookiePolicy.store(from: response, for: request)
-            proposed = session.redirectPolicy.nextRequest(after: request, response: response)
-            if proposed != nil {
-                verdict = .redirect
-            } else if let found = session.authenticationPolicy.challenge(in: response, previousFailureCount: 0) {
-                challenge = found
-                verdict = .challenge
-            }
+    }
+
+    private func verdict(on response: HTTPURLResponse?, for request: URLRequest) -> Verdict {
+        guard let response else { return Verdict() }
+        session.cookiePolicy.store(from: response, for: request)
+        if var proposed = session.redirectPolicy.nextRequest(after: request, response: response) {
+            session.cookiePolicy.prepare(&proposed)
+            return Verdict(verdict: .redirect, proposed: proposed)
         }
+        if let challenge = session.authenticationPolicy.challenge(in: response, previousFailureCount: 0) {
+            return Verdict(verdict: .challenge, challenge: challenge)
+        }
+        return Verdict()
+    }
+
+    private func decide(on response: HTTPURLResponse?, for request: URLRequest, keeping keep: (inout State) -> Void) {
+        decide(response, verdict(on: response, for: request), keeping: keep)
+    }
+
+    /// Lets the machine decide what comes after a response, keeping what the next step needs.
+    private func decide(_ response: HTTPURLResponse?, _ verdict: Verdict, keeping keep: (inout State) -> Void) {
         let action = state.withLock { state in
             keep(&state)
             state.response = response
-            state.proposedRequest = proposed.map { next in
-                var next = next
-                session.cookiePolicy.prepare(&next)
-                return next
-            }
-            state.challenge = challenge
-            return state.machine.responseReceived(verdict)
+            state.proposedRequest = verdict.proposed
+            state.challenge = verdict.challenge
+            return state.machine.responseReceived(verdict.verdict)
         }
         perform(action)
+    }
+
+    /// The transaction of a streamed exchange whose body has been read.
+    private func transaction(
+        of streamed: TransportResponse, request: URLRequest, response: HTTPURLResponse?
+    ) async throws
+        -> TransactionMetrics
+    {
+        let metrics = try await streamed.finished().metrics
+        return TransactionMetrics(metrics, request: request, response: response, clock: clock)
     }
 
     private func exchangeFailed(_ error: URLError) {
@@ -286,19 +304,19 @@ package final class LoadingTask: Sendable {
             if let body, body.readableBytes > 0 { delegate.loadingTask(self, didReceive: Data(body.readableBytesView)) }
             perform(state.withLock { $0.machine.bodyReceived() })
         case .file(let directory):
-            let pending = state.withLock { state in
+            let (pending, response, generation) = state.withLock { state in
                 defer { state.streamedResponse = nil }
-                return state.streamedResponse
+                state.workGeneration += 1
+                return (state.streamedResponse, state.response, state.workGeneration)
             }
+            // A declined redirect's body was read already: there is no file.
             guard let (streamed, request) = pending else { return perform(state.withLock { $0.machine.bodyReceived() }) }
-            let url = request.url ?? originalRequest.url!
+            let url = response?.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
             let work = Task {
                 let file = DownloadFile.temporaryURL(in: directory)
                 do {
                     try await DownloadFile.write(streamed.body, to: file)
-                    let metrics = try await streamed.finished().metrics
-                    let response = LoadingSession.httpURLResponse(streamed.head, url: url)
-                    let transaction = TransactionMetrics(metrics, request: request, response: response, clock: clock)
+                    let transaction = try await transaction(of: streamed, request: request, response: response)
                     state.withLock { $0.transactions.append(transaction) }
                     delegate.loadingTask(self, didFinishDownloadingTo: file)
                     perform(state.withLock { $0.machine.bodyReceived() })
@@ -307,29 +325,25 @@ package final class LoadingTask: Sendable {
                     exchangeFailed(LoadingSession.urlError(error, url: url))
                 }
             }
-            setCancelWork { work.cancel() }
+            setCancelWork({ work.cancel() }, generation: generation)
         }
-    }
-
-    /// Reads and drops a redirect's body, so its connection can be reused, and records its metrics.
-    private func drain(_ pending: TransportResponse, request: URLRequest) async throws {
-        for try await _ in pending.body {}
-        let metrics = try await pending.finished().metrics
-        let response = LoadingSession.httpURLResponse(pending.head, url: request.url ?? originalRequest.url!)
-        let transaction = TransactionMetrics(metrics, request: request, response: response, clock: clock)
-        state.withLock { $0.transactions.append(transaction) }
     }
 
     // MARK: Completion
 
     private func complete(_ failure: LoadingTaskStateMachine.Failure?) {
         let url = state.withLock { $0.currentRequest.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-        let (transactions, exchangeError) = state.withLock { state in
+        let (transactions, exchangeError, lastResponse) = state.withLock { state in
             // Nothing more will run: drop what the task held, a body not read included.
             state.cancelWork = nil
             state.streamedResponse = nil
             state.collectedBody = nil
-            return (state.transactions, state.error)
+            return (state.transactions, state.error, state.response)
+        }
+        if failure == .tooManyRedirects, let lastResponse {
+            // As with URLSession, the task's response is then the last redirect (its disposition
+            // no longer matters).
+            delegate.loadingTask(self, didReceive: lastResponse) { _ in }
         }
         let error: URLError?
         switch failure {

@@ -228,9 +228,7 @@ public final class HTTPTransport: Sendable {
             } catch {
                 // Nothing was started: settling the delivery reports the error.
                 exchange.fail(error)
-                return
             }
-            connection.start(exchange)
         }
     }
 
@@ -339,10 +337,13 @@ final class ExchangeController: Sendable {
         }
     }
 
+    /// Starts the exchange on the connection. The start is queued under the lock, so a cancel that
+    /// sees the exchange running is queued on the event loop after it and always finds it there.
     func run(_ exchange: ActiveExchange, on connection: HTTP1Connection) throws {
         let cancelled = phase.withLockedValue { phase -> TransportError? in
             if case .cancelled(let error) = phase { return error }
             phase = .running(connection, exchange)
+            connection.start(exchange)
             return nil
         }
         if let cancelled {

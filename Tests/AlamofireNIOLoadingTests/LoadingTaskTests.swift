@@ -155,6 +155,20 @@ import FoundationNetworking
         }
     }
 
+    @Test(arguments: [false, true])
+    func tooManyRedirectsFailWithTheLastRedirectAsTheResponse(toFile: Bool) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let delegate = RecordingDelegate()
+            let destination: LoadingTask.Destination = toFile ? .file(directory: FileManager.default.temporaryDirectory) : .memory
+            Self.session().makeTask(with: Self.request(server.url("/redirect/17")), destination: destination, delegate: delegate).resume()
+            #expect(try await delegate.completion()?.code == .httpTooManyRedirects)
+            #expect(delegate.events.suffix(3) == ["response 302", "metrics 17", "complete -1007"])
+            #expect(delegate.events.filter { $0.hasPrefix("redirect") }.count == 16)
+            #expect(delegate.metrics?.redirectCount == 16)
+            #expect(delegate.file == nil)
+        }
+    }
+
     @Test func aDeclinedRedirectIsTheResult() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let delegate = RecordingDelegate(followRedirects: false)

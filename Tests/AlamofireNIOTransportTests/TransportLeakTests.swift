@@ -108,4 +108,15 @@ import Testing
             #expect(try await again.status == 200)
         }
     }
+
+    /// An origin that cannot be reached leaves no pool behind either.
+    @Test func anUnreachableOriginsPoolIsDropped() async throws {
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        // Port 1 on loopback: nothing listens there.
+        let error = await transportError { try await transport.fetch(URL(string: "http://127.0.0.1:1/")!) }
+        #expect(error?.code == .cannotConnectToHost)
+        try await Self.eventually { transport.poolCount == 0 }
+        #expect(transport.poolCount == 0)
+    }
 }

@@ -47,12 +47,6 @@ extension Request {
         mutableState.withLock { $0.validators.append(validator) }
     }
 
-    /// The status code check of `validate(statusCode:)`.
-    static func statusCodeCheck<S: Sequence & Sendable>(_ acceptable: S) -> @Sendable (Outcome, HTTPURLResponse) -> ValidationResult
-    where S.Element == Int {
-        { _, response in ResponseValidation.statusCode(response, acceptable: acceptable) }
-    }
-
     // MARK: Serializers
 
     /// Adds a serializer: once the request has finished, `makeResponse` turns the outcome into the

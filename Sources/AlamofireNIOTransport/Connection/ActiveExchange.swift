@@ -134,20 +134,21 @@ final class ActiveExchange: @unchecked Sendable {
         switch delivery {
         case .awaitingHead(let headPromise, let completionPromise):
             // Only the state machine's order of events prevents this; fail rather than leave it pending.
-            let error = TransportError.badResponse("the exchange ended without a response head")
-            headPromise.fail(error)
-            completionPromise.fail(error)
+            headPromise.fail(Self.endedWithoutHead)
+            completionPromise.fail(Self.endedWithoutHead)
         case .streamingBody(let source, let completionPromise):
             source.finish()
             completionPromise.succeed(completion)
         case .collecting(let promise, let head?, let body, _):
             promise.succeed(CollectedTransportResponse(head: head, body: body, completion: completion))
         case .collecting(let promise, nil, _, _):
-            promise.fail(TransportError.badResponse("the exchange ended without a response head"))
+            promise.fail(Self.endedWithoutHead)
         case .settled:
             break
         }
     }
+
+    private static let endedWithoutHead = TransportError.badResponse("the exchange ended without a response head")
 
     /// Ends the exchange with an error wherever it is: before the head, the caller gets it; after,
     /// the body consumer and `finished()` do.

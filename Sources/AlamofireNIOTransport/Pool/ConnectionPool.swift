@@ -168,6 +168,7 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
                     return actions
                 }
                 run(actions)
+                notifyIfEmpty()
             }
         }
     }
@@ -179,7 +180,12 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
             return state.machine.connectionClosed(connectionID)
         }
         run(actions)
-        // The last connection of an origin no one uses: its owner may drop the pool.
+        notifyIfEmpty()
+    }
+
+    /// Tells the owner when no connection is left and nobody waits (the last connection of an
+    /// origin no one uses closed, or every attempt to reach it failed): it may drop the pool.
+    private func notifyIfEmpty() {
         if state.withLockedValue({ $0.machine.isEmpty }) { onEmpty(self) }
     }
 
