@@ -1,0 +1,146 @@
+import Foundation
+import HTTPBinServer
+import Testing
+
+@testable import AlamofireNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// RetryPolicy and ConnectionLostRetryPolicy: Alamofire 5.12's defaults, rules and backoff.
+@Suite struct RetryPolicyTests {
+    /// Records what the policy answers before the session acts on it.
+    final class RecordingPolicy: RetryPolicy, @unchecked Sendable {
+        let answers = OrderRecorder()
+
+        override func retry(
+            _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
+        ) {
+            super.retry(request, for: session, dueTo: error) { result in
+                self.answers.append("\(result)")
+                completion(result)
+            }
+        }
+    }
+
+    /// A request whose `URLRequest` exists but which never runs, for asking `shouldRetry` directly.
+    static func idleRequest(_ method: HTTPMethod) -> DataRequest {
+        Session(startRequestsImmediately: false).request("http://127.0.0.1:1/", method: method)
+    }
+
+    @Test func defaultsAreAlamofires() {
+        let policy = RetryPolicy()
+        #expect(policy.retryLimit == 2)
+        #expect(policy.exponentialBackoffBase == 2)
+        #expect(policy.exponentialBackoffScale == 0.5)
+        #expect(policy.retryableHTTPMethods == [.delete, .get, .head, .options, .put, .trace])
+        #expect(policy.retryableHTTPStatusCodes == [408, 500, 502, 503, 504])
+        #expect(
+            policy.retryableURLErrorCodes == [
+                .backgroundSessionInUseByAnotherProcess, .backgroundSessionWasDisconnected, .badServerResponse, .callIsActive,
+                .cannotConnectToHost, .cannotFindHost, .cannotLoadFromNetwork, .dataNotAllowed, .dnsLookupFailed,
+                .downloadDecodingFailedMidStream, .downloadDecodingFailedToComplete, .internationalRoamingOff, .networkConnectionLost,
+                .notConnectedToInternet, .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .timedOut,
+            ])
+        let connectionLost = ConnectionLostRetryPolicy()
+        #expect(connectionLost.retryableHTTPStatusCodes.isEmpty)
+        #expect(connectionLost.retryableURLErrorCodes == [.networkConnectionLost])
+        #expect(connectionLost.retryableHTTPMethods == RetryPolicy.defaultRetryableHTTPMethods)
+    }
+
+    @Test func everyDefaultURLErrorCodeIsRetriedBareOrInsideAnAFError() {
+        let policy = RetryPolicy()
+        let request = Self.idleRequest(.get)
+        for code in RetryPolicy.defaultRetryableURLErrorCodes {
+            #expect(policy.shouldRetry(request: request, dueTo: URLError(code)), "\(code)")
+            #expect(policy.shouldRetry(request: request, dueTo: AFError.sessionTaskFailed(error: URLError(code))), "\(code)")
+        }
+        for code in [URLError.Code.cancelled, .badURL, .httpTooManyRedirects, .serverCertificateUntrusted, .cannotCreateFile, .unknown] {
+            #expect(!policy.shouldRetry(request: request, dueTo: AFError.sessionTaskFailed(error: URLError(code))), "\(code)")
+        }
+        #expect(!policy.shouldRetry(request: request, dueTo: AFError.explicitlyCancelled))
+    }
+
+    @Test func onlyRetryableMethodsAreRetried() {
+        let policy = RetryPolicy()
+        let failure = AFError.sessionTaskFailed(error: URLError(.timedOut))
+        for method in [HTTPMethod.delete, .get, .head, .options, .put, .trace] {
+            #expect(policy.shouldRetry(request: Self.idleRequest(method), dueTo: failure), "\(method)")
+        }
+        for method in [HTTPMethod.post, .patch, .connect] {
+            #expect(!policy.shouldRetry(request: Self.idleRequest(method), dueTo: failure), "\(method)")
+        }
+    }
+
+    /// Each default status code, end to end: two retries, then the response; the backoff scaled
+    /// down so the test does not wait.
+    @Test(arguments: [408, 500, 502, 503, 504])
+    func defaultStatusCodesAreRetriedUpToTheLimit(code: Int) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let policy = RecordingPolicy(exponentialBackoffScale: 0.001)
+            let request = Session(interceptor: policy).request(server.url("/status/\(code)")).validate()
+            let response = await request.serializingData().response
+            #expect(response.error?.responseCode == code)
+            #expect(request.retryCount == 2)
+            #expect(policy.answers.values == ["retryWithDelay(0.001)", "retryWithDelay(0.002)", "doNotRetry"])
+        }
+    }
+
+    @Test func aStatusCodeOutsideTheSetAndAPostAreNotRetried() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let policy = RecordingPolicy(exponentialBackoffScale: 0.001)
+            let session = Session(interceptor: policy)
+            let notFound = session.request(server.url("/status/404")).validate()
+            #expect(await notFound.serializingData().response.error?.responseCode == 404)
+            #expect(notFound.retryCount == 0)
+            let post = session.request(server.url("/status/503"), method: .post).validate()
+            #expect(await post.serializingData().response.error?.responseCode == 503)
+            #expect(post.retryCount == 0)
+            #expect(policy.answers.values == ["doNotRetry", "doNotRetry"])
+        }
+    }
+
+    /// The default backoff, waited for real: 0.5 s, then 1 s.
+    @Test func theDefaultBackoffDoublesFromHalfASecond() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let policy = RecordingPolicy()
+            let request = Session(interceptor: policy).request(server.url("/status/503")).validate()
+            let start = ContinuousClock.now
+            _ = await request.serializingData().response
+            let elapsed = ContinuousClock.now - start
+            #expect(policy.answers.values == ["retryWithDelay(0.5)", "retryWithDelay(1.0)", "doNotRetry"])
+            #expect(elapsed >= .milliseconds(1500))
+        }
+    }
+
+    @Test func aRefusedConnectionIsRetried() async throws {
+        let policy = RecordingPolicy(exponentialBackoffScale: 0.001)
+        // Port 1 on loopback: nothing listens there.
+        let request = Session(interceptor: policy).request("http://127.0.0.1:1/")
+        let response = await request.serializingData().response
+        #expect((response.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
+        #expect(request.retryCount == 2)
+    }
+
+    @Test func connectionLostRetryPolicyRetriesOnlyALostConnection() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Session(interceptor: .connectionLostRetryPolicy(exponentialBackoffScale: 0.001))
+            let lost = session.request(server.faultURL("/close"))
+            let response = await lost.serializingData().response
+            #expect((response.error?.underlyingError as? URLError)?.code == .networkConnectionLost)
+            #expect(lost.retryCount == 2)
+            let failing = session.request(server.url("/status/503")).validate()
+            #expect(await failing.serializingData().response.error?.responseCode == 503)
+            #expect(failing.retryCount == 0)
+        }
+    }
+
+    @Test func theFactoriesMakeConfiguredPolicies() {
+        let policy: RetryPolicy = .retryPolicy(retryLimit: 5, retryableHTTPStatusCodes: [429])
+        #expect(policy.retryLimit == 5)
+        #expect(policy.retryableHTTPStatusCodes == [429])
+        let connectionLost: ConnectionLostRetryPolicy = .connectionLostRetryPolicy(retryLimit: 1)
+        #expect(connectionLost.retryLimit == 1)
+    }
+}
