@@ -114,6 +114,26 @@ import FoundationNetworking
         }
     }
 
+    /// A cancel during an hour's backoff ends the request at once, with no retry after it.
+    @Test func aCancelDuringTheBackoffEndsTheRequestWithoutARetry() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let policy = RecordingPolicy(exponentialBackoffScale: 3600)
+            let session = Session(interceptor: policy)
+            let request = session.request(server.url("/status/503")).validate()
+            let task = request.serializingData()
+            // The policy's answer reaches the root queue before this hop does: the backoff has begun.
+            for _ in 0..<5000 where policy.answers.values.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+            let answered: Void = await completion { done in session.rootQueue.async { done(()) } }
+            _ = answered
+            request.cancel()
+            let response = await task.response
+            #expect(response.error?.isExplicitlyCancelledError == true)
+            #expect(request.retryCount == 1)
+            #expect(policy.answers.values == ["retryWithDelay(3600.0)"])
+            #expect(request.requests.count == 2)  // the initial and the adapted request, of the one attempt
+        }
+    }
+
     @Test func aRefusedConnectionIsRetried() async throws {
         let policy = RecordingPolicy(exponentialBackoffScale: 0.001)
         // Port 1 on loopback: nothing listens there.
