@@ -19,8 +19,10 @@ struct BenchServer {
     static let largeFile = "/large.bin"
     static let uploadSource = "upload-source.bin"
 
-    /// - Parameter largeFiles: whether to write W3's and W4's files (over a GiB, so only when needed).
-    static func start(quick: Bool, largeFiles: Bool) async throws -> BenchServer {
+    /// - Parameters:
+    ///   - largeFiles: whether to write W3's and W4's files (over a GiB, so only when needed).
+    ///   - needsDocuments: whether a workload fetches the JSON documents, which only nginx serves.
+    static func start(quick: Bool, largeFiles: Bool, needsDocuments: Bool) async throws -> BenchServer {
         let shm = URL(fileURLWithPath: "/dev/shm")
         let base = FileManager.default.fileExists(atPath: shm.path) ? shm : FileManager.default.temporaryDirectory
         let root = base.appendingPathComponent("alamofire-nio-bench-\(getpid())")
@@ -37,7 +39,13 @@ struct BenchServer {
             try makeFile(root.appendingPathComponent(uploadSource), size: Sizes.upload(quick: quick))
         }
         if let nginx = try startNginx(root: root) { return nginx }
-        print("nginx is not available: W1–W5 run against HTTPBinServer instead (not comparable with nginx runs)")
+        // HTTPBinServer has /bytes and /upload for W3 and W4, but not the documents W1, W2 and W5
+        // fetch: figures from failed requests would be worse than none.
+        guard !needsDocuments else {
+            try? FileManager.default.removeItem(at: root)
+            throw BenchServerError.nginxUnavailable
+        }
+        print("nginx is not available: W3 and W4 run against HTTPBinServer instead (not comparable with nginx runs)")
         let server = try await HTTPBinServer.start()
         return BenchServer(
             baseURL: server.baseURL, description: "HTTPBinServer (in-process)", root: root,
@@ -62,7 +70,9 @@ struct BenchServer {
     private static func startNginx(root: URL) throws -> BenchServer? {
         let binary = "/usr/sbin/nginx"
         if !FileManager.default.fileExists(atPath: binary) {
+            // A fresh machine has no package lists: install finds nothing without an update first.
             print("installing nginx-light …")
+            _ = run("/usr/bin/apt-get", ["update", "-qq"])
             _ = run("/usr/bin/apt-get", ["install", "-y", "-qq", "nginx-light"])
             guard FileManager.default.fileExists(atPath: binary) else { return nil }
         }
@@ -175,4 +185,16 @@ struct Item: Codable, Sendable {
     let tags: [String]
     let inStock: Bool
     let description: String
+}
+
+enum BenchServerError: Error, CustomStringConvertible {
+    case nginxUnavailable
+
+    var description: String {
+        switch self {
+        case .nginxUnavailable:
+            "nginx could not be had (apt-get update and apt-get install nginx-light failed, or it did not start): W1, W2 and W5 "
+                + "need the documents it serves. Install nginx-light, or run --workload W3, W4 or W6 alone."
+        }
+    }
 }

@@ -128,7 +128,15 @@ func runInChild(_ workload: Workload, client: String, context: WorkloadContext) 
 }
 
 let selected = workloads(quick: options.quick).filter { options.workload == nil || $0.id == options.workload }
-let server = try await BenchServer.start(quick: options.quick, largeFiles: selected.contains { $0.id == "W3" || $0.id == "W4" })
+let server: BenchServer
+do {
+    server = try await BenchServer.start(
+        quick: options.quick, largeFiles: selected.contains { $0.id == "W3" || $0.id == "W4" },
+        needsDocuments: selected.contains { ["W1", "W2", "W5"].contains($0.id) })
+} catch let error as BenchServerError {
+    FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
+    exit(1)
+}
 let slowServer = try await HTTPBinServer.start()
 let context = WorkloadContext(
     baseURL: server.baseURL, slowURL: slowServer.baseURL, scratch: server.root, largeFilePath: server.largeFilePath,
@@ -200,6 +208,31 @@ try? await slowServer.shutdown()
 if let path = options.jsonPath {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    try encoder.encode(["workloads": results]).write(to: URL(fileURLWithPath: path))
+    try encoder.encode(RunReport(server: server.description, workloads: results)).write(to: URL(fileURLWithPath: path))
     print("\nwrote \(path)")
+}
+
+/// What `--json` writes: the figures and what they were measured on.
+struct RunReport: Encodable {
+    let server: String
+    let date = ISO8601DateFormatter().string(from: Date())
+    let cores = ProcessInfo.processInfo.activeProcessorCount
+    let memoryGiB = Double(ProcessInfo.processInfo.physicalMemory) / Double(1 << 30)
+    /// The library's commit, when the benchmark runs from its git checkout.
+    let commit = commandOutput("/usr/bin/git", ["rev-parse", "HEAD"])?.trimmingCharacters(in: .whitespacesAndNewlines)
+    let workloads: [String: [String: Figure]]
+}
+
+/// What a command prints, or nil when it cannot run or fails.
+func commandOutput(_ path: String, _ arguments: [String]) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
 }
