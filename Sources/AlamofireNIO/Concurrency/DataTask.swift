@@ -82,9 +82,22 @@ extension DataRequest {
             automaticallyCancelling: shouldAutomaticallyCancel)
     }
 
+    /// The same for a ``ResponseSerializer``, so that `.data`, `.string` and `.decodable(of:)` can name it.
+    public func serializingResponse<Serializer: ResponseSerializer>(
+        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
+    ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
+        serializingResponse(using: serializer, automaticallyCancelling: shouldAutomaticallyCancel, dataSerializer: ())
+    }
+
     /// What `serializer` makes of the response, awaitable.
     public func serializingResponse<Serializer: DataResponseSerializerProtocol>(
         using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
+    ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
+        serializingResponse(using: serializer, automaticallyCancelling: shouldAutomaticallyCancel, dataSerializer: ())
+    }
+
+    private func serializingResponse<Serializer: DataResponseSerializerProtocol>(
+        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool, dataSerializer: Void
     ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
         DataTask(
             SerializingTask(request: self, automaticallyCancelling: shouldAutomaticallyCancel) { queue, fulfil in

@@ -85,9 +85,22 @@ extension DownloadRequest {
             automaticallyCancelling: shouldAutomaticallyCancel)
     }
 
+    /// The same for a ``ResponseSerializer``, so that `.data`, `.string` and `.decodable(of:)` can name it.
+    public func serializingDownload<Serializer: ResponseSerializer>(
+        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
+    ) -> DownloadTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
+        serializingDownload(using: serializer, automaticallyCancelling: shouldAutomaticallyCancel, downloadSerializer: ())
+    }
+
     /// What `serializer` makes of the download, awaitable.
     public func serializingDownload<Serializer: DownloadResponseSerializerProtocol>(
         using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
+    ) -> DownloadTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
+        serializingDownload(using: serializer, automaticallyCancelling: shouldAutomaticallyCancel, downloadSerializer: ())
+    }
+
+    private func serializingDownload<Serializer: DownloadResponseSerializerProtocol>(
+        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool, downloadSerializer: Void
     ) -> DownloadTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
         DownloadTask(
             SerializingTask(request: self, automaticallyCancelling: shouldAutomaticallyCancel) { queue, fulfil in

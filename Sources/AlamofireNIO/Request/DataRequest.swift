@@ -62,6 +62,13 @@ public class DataRequest: Request, @unchecked Sendable {
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
     ) -> Self {
+        appendSerializer(responseSerializer, queue: queue, completionHandler: completionHandler)
+    }
+
+    private func appendSerializer<Serializer: DataResponseSerializerProtocol>(
+        _ responseSerializer: Serializer, queue: DispatchQueue,
+        completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
+    ) -> Self {
         appendResponseSerializer(
             queue: queue,
             makeResponse: { outcome in
@@ -77,6 +84,15 @@ public class DataRequest: Request, @unchecked Sendable {
             },
             completionHandler: completionHandler)
         return self
+    }
+
+    /// The same for a ``ResponseSerializer``, so that `.data`, `.string` and `.decodable(of:)` can name it.
+    @discardableResult
+    public func response<Serializer: ResponseSerializer>(
+        queue: DispatchQueue = .main, responseSerializer: Serializer,
+        completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
+    ) -> Self {
+        appendSerializer(responseSerializer, queue: queue, completionHandler: completionHandler)
     }
 
     /// The data; an empty body fails unless the method (HEAD) or status (204, 205) allows it.

@@ -186,6 +186,22 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
     ) -> Self {
+        appendSerializer(responseSerializer, queue: queue, completionHandler: completionHandler)
+    }
+
+    /// The same for a ``ResponseSerializer``, so that `.data`, `.string` and `.decodable(of:)` can name it.
+    @discardableResult
+    public func response<Serializer: ResponseSerializer>(
+        queue: DispatchQueue = .main, responseSerializer: Serializer,
+        completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
+    ) -> Self {
+        appendSerializer(responseSerializer, queue: queue, completionHandler: completionHandler)
+    }
+
+    private func appendSerializer<Serializer: DownloadResponseSerializerProtocol>(
+        _ responseSerializer: Serializer, queue: DispatchQueue,
+        completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
+    ) -> Self {
         appendResponseSerializer(
             queue: queue,
             makeResponse: { outcome in

@@ -47,7 +47,7 @@ extension ResponseSerializer {
     func preprocessedData(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Data {
         if let error { throw error }
         guard let data, !data.isEmpty else {
-            guard emptyResponseAllowed(request: request, response: response) else {
+            guard emptyResponseAllowed(forRequest: request, response: response) else {
                 throw AFError.responseSerializationFailed(reason: .inputDataNilOrZeroLength)
             }
             return Data()
@@ -56,7 +56,7 @@ extension ResponseSerializer {
     }
 
     /// Whether an empty body is a valid outcome here.
-    public func emptyResponseAllowed(request: URLRequest?, response: HTTPURLResponse?) -> Bool {
+    public func emptyResponseAllowed(forRequest request: URLRequest?, response: HTTPURLResponse?) -> Bool {
         (requestAllowsEmptyResponseData(request) == true) || (responseAllowsEmptyResponseData(response) == true)
     }
 }
@@ -209,7 +209,7 @@ public protocol EmptyResponse {
 }
 
 /// The empty response: decodes from an empty body (or `{}`).
-public struct Empty: Codable, Sendable {
+public struct Empty: Codable, Sendable, Equatable {
     /// The one value.
     public static let value = Empty()
 }
