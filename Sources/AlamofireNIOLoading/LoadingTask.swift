@@ -72,11 +72,6 @@ package final class LoadingTask: Sendable {
         self.state = Mutex(State(currentRequest: cookied, body: body))
     }
 
-    /// The request being sent now (after redirects).
-    package var currentRequest: URLRequest { state.withLock { $0.currentRequest } }
-    /// The latest response.
-    package var response: HTTPURLResponse? { state.withLock { $0.response } }
-
     /// Starts the task. Does nothing after the first call.
     package func resume() {
         perform(state.withLock { $0.machine.resume() })
@@ -332,14 +327,14 @@ package final class LoadingTask: Sendable {
     // MARK: Completion
 
     private func complete(_ failure: LoadingTaskStateMachine.Failure?) {
-        let url = state.withLock { $0.currentRequest.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-        let (transactions, exchangeError, lastResponse) = state.withLock { state in
+        let (currentURL, transactions, exchangeError, lastResponse) = state.withLock { state in
             // Nothing more will run: drop what the task held, a body not read included.
             state.cancelWork = nil
             state.streamedResponse = nil
             state.collectedBody = nil
-            return (state.transactions, state.error, state.response)
+            return (state.currentRequest.url, state.transactions, state.error, state.response)
         }
+        let url = currentURL ?? originalRequest.url ?? URL(fileURLWithPath: "/")
         if failure == .tooManyRedirects, let lastResponse {
             // As with URLSession, the task's response is then the last redirect (its disposition
             // no longer matters).

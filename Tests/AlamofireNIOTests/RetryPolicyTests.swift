@@ -156,6 +156,12 @@ import FoundationNetworking
         }
     }
 
+    @Test func aBackoffBaseBelowTwoCountsAsTwo() {
+        #expect(RetryPolicy(exponentialBackoffBase: 0).exponentialBackoffBase == 2)
+        #expect(ConnectionLostRetryPolicy(exponentialBackoffBase: 1).exponentialBackoffBase == 2)
+        #expect(RetryPolicy(exponentialBackoffBase: 3).exponentialBackoffBase == 3)
+    }
+
     @Test func theFactoriesMakeConfiguredPolicies() {
         let policy: RetryPolicy = .retryPolicy(retryLimit: 5, retryableHTTPStatusCodes: [429])
         #expect(policy.retryLimit == 5)

@@ -86,18 +86,19 @@ extension DataRequest {
     public func serializingResponse<Serializer: ResponseSerializer>(
         using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
     ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
-        serializingResponse(using: serializer, automaticallyCancelling: shouldAutomaticallyCancel, dataSerializer: ())
+        makeDataTask(serializer, automaticallyCancelling: shouldAutomaticallyCancel)
     }
 
     /// What `serializer` makes of the response, awaitable.
     public func serializingResponse<Serializer: DataResponseSerializerProtocol>(
         using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
     ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
-        serializingResponse(using: serializer, automaticallyCancelling: shouldAutomaticallyCancel, dataSerializer: ())
+        makeDataTask(serializer, automaticallyCancelling: shouldAutomaticallyCancel)
     }
 
-    private func serializingResponse<Serializer: DataResponseSerializerProtocol>(
-        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool, dataSerializer: Void
+    /// Both public forms in one: they differ only so that the static factories resolve.
+    private func makeDataTask<Serializer: DataResponseSerializerProtocol>(
+        _ serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool
     ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
         DataTask(
             SerializingTask(request: self, automaticallyCancelling: shouldAutomaticallyCancel) { queue, fulfil in

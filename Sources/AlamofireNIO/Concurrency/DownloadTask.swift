@@ -89,18 +89,19 @@ extension DownloadRequest {
     public func serializingDownload<Serializer: ResponseSerializer>(
         using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
     ) -> DownloadTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
-        serializingDownload(using: serializer, automaticallyCancelling: shouldAutomaticallyCancel, downloadSerializer: ())
+        makeDownloadTask(serializer, automaticallyCancelling: shouldAutomaticallyCancel)
     }
 
     /// What `serializer` makes of the download, awaitable.
     public func serializingDownload<Serializer: DownloadResponseSerializerProtocol>(
         using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
     ) -> DownloadTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
-        serializingDownload(using: serializer, automaticallyCancelling: shouldAutomaticallyCancel, downloadSerializer: ())
+        makeDownloadTask(serializer, automaticallyCancelling: shouldAutomaticallyCancel)
     }
 
-    private func serializingDownload<Serializer: DownloadResponseSerializerProtocol>(
-        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool, downloadSerializer: Void
+    /// Both public forms in one: they differ only so that the static factories resolve.
+    private func makeDownloadTask<Serializer: DownloadResponseSerializerProtocol>(
+        _ serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool
     ) -> DownloadTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
         DownloadTask(
             SerializingTask(request: self, automaticallyCancelling: shouldAutomaticallyCancel) { queue, fulfil in

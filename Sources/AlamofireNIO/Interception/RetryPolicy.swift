@@ -57,7 +57,7 @@ open class RetryPolicy: @unchecked Sendable, RequestInterceptor {
 
     /// - Parameters:
     ///   - retryLimit: how many times a request may be retried (2).
-    ///   - exponentialBackoffBase: the backoff's base, at least 2 (2).
+    ///   - exponentialBackoffBase: the backoff's base (2); a value below 2 counts as 2.
     ///   - exponentialBackoffScale: the first delay, in seconds (0.5); retry `n` waits `scale × base^n`.
     ///   - retryableHTTPMethods: the methods that may be retried.
     ///   - retryableHTTPStatusCodes: the status codes that are retried.
@@ -69,9 +69,9 @@ open class RetryPolicy: @unchecked Sendable, RequestInterceptor {
         retryableHTTPStatusCodes: Set<Int> = RetryPolicy.defaultRetryableHTTPStatusCodes,
         retryableURLErrorCodes: Set<URLError.Code> = RetryPolicy.defaultRetryableURLErrorCodes
     ) {
-        precondition(exponentialBackoffBase >= 2, "The `exponentialBackoffBase` must be a minimum of 2.")
         self.retryLimit = retryLimit
-        self.exponentialBackoffBase = exponentialBackoffBase
+        // Alamofire traps on a base below 2; a smaller one would not back off, so it counts as 2.
+        self.exponentialBackoffBase = max(2, exponentialBackoffBase)
         self.exponentialBackoffScale = exponentialBackoffScale
         self.retryableHTTPMethods = retryableHTTPMethods
         self.retryableHTTPStatusCodes = retryableHTTPStatusCodes
@@ -120,7 +120,7 @@ extension RequestInterceptor where Self == RetryPolicy {
 open class ConnectionLostRetryPolicy: RetryPolicy, @unchecked Sendable {
     /// - Parameters:
     ///   - retryLimit: how many times a request may be retried (2).
-    ///   - exponentialBackoffBase: the backoff's base, at least 2 (2).
+    ///   - exponentialBackoffBase: the backoff's base (2); a value below 2 counts as 2.
     ///   - exponentialBackoffScale: the first delay, in seconds (0.5).
     ///   - retryableHTTPMethods: the methods that may be retried.
     public init(

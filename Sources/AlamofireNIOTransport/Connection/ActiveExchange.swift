@@ -75,10 +75,6 @@ final class ActiveExchange: @unchecked Sendable {
         tracker?.exchangeDestroyed()
     }
 
-    var isCollecting: Bool {
-        if case .collecting = delivery { true } else { false }
-    }
-
     /// The response head arrived. A streaming exchange hands it over with a body the caller pulls
     /// (`demand` hears when the caller wants more or has gone); a collecting one keeps it.
     func receivedHead(_ responseHead: HTTPResponseHead, demand: @autoclosure () -> ResponseBodyDemand) {
