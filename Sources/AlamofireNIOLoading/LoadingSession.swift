@@ -2,6 +2,7 @@ package import AlamofireNIOTransport
 package import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 #if canImport(FoundationNetworking)
 package import FoundationNetworking
@@ -27,6 +28,8 @@ package final class LoadingSession: Sendable {
     let cookiePolicy = CookiePolicy()
     let authenticationPolicy = AuthenticationPolicy()
     let cachePolicy = CachePolicy()
+    /// The last task identifier handed out; URLSession numbers its tasks from 1.
+    private let lastTaskIdentifier = Atomic<Int>(0)
 
     /// The largest body a task keeps in memory (4 GiB); downloads stream to disk instead.
     static let maximumBodySize = 1 << 32
@@ -60,7 +63,9 @@ package final class LoadingSession: Sendable {
         with request: URLRequest, body: RequestBody? = nil, destination: LoadingTask.Destination = .memory,
         delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)? = nil
     ) -> LoadingTask {
-        LoadingTask(session: self, request: request, body: body, destination: destination, delegate: delegate, owner: owner)
+        LoadingTask(
+            session: self, identifier: lastTaskIdentifier.add(1, ordering: .relaxed).newValue, request: request, body: body,
+            destination: destination, delegate: delegate, owner: owner)
     }
 
     /// What the transport should send for `request` on one hop.

@@ -14,12 +14,38 @@ package import FoundationNetworking
 /// Its life is a ``LoadingTaskStateMachine`` behind one lock; the task performs the machine's
 /// actions (start or cancel an exchange, ask the delegate, hand over the body, complete) after
 /// releasing the lock. A body kept in memory is collected on the event loop; one written to a file
-/// streams there with back-pressure, so memory stays flat whatever the size.
+/// streams there with back-pressure, so memory stays flat whatever the size. `file:` and `data:`
+/// URLs are read locally (``LocalResource``), as URLSession reads them.
 package final class LoadingTask: Sendable {
+    /// What `URLSessionTask.state` would say of the task.
+    package enum Status: Sendable, Equatable {
+        case running
+        case suspended
+        case canceling
+        case completed
+    }
+
+    /// What the task is at one moment, for the API layer's `URLSessionTask` stand-ins.
+    package struct Snapshot: Sendable {
+        package var status: Status
+        package var currentRequest: URLRequest
+        package var response: URLResponse?
+        package var error: URLError?
+        package var countOfBytesSent: Int64
+        package var countOfBytesExpectedToSend: Int64
+        package var countOfBytesReceived: Int64
+        /// -1 while unknown, as URLSession reports it.
+        package var countOfBytesExpectedToReceive: Int64
+    }
+
     /// Where the final response's body goes.
     package enum Destination: Sendable {
-        /// Kept in memory and handed over with `didReceive data`.
+        /// Collected in memory, then handed over with `didReceive data` once the whole body has
+        /// arrived (the fastest way; the delegate hears of the response after the body).
         case memory
+        /// Handed over with `didReceive data` chunk by chunk as it arrives, after the delegate has
+        /// allowed the response: the delegate hears of the response first and can stop the body.
+        case stream
         /// Written to a new file in `directory`, handed over with `didFinishDownloadingTo`.
         case file(directory: URL)
     }
@@ -29,7 +55,7 @@ package final class LoadingTask: Sendable {
         var currentRequest: URLRequest
         var body: RequestBody?
         /// The latest response, and the request the next hop would send after it.
-        var response: HTTPURLResponse?
+        var response: URLResponse?
         var proposedRequest: URLRequest?
         var challenge: LoadingChallenge?
         /// A collected body waiting to be handed over.
@@ -43,27 +69,51 @@ package final class LoadingTask: Sendable {
         var cancelWork: (@Sendable () -> Void)?
         /// Counts the pieces of work started, so that a late `cancelWork` of an earlier one is not kept.
         var workGeneration = 0
-        var bytesSentReported: Int64 = 0
+        /// When the exchange under way started, for the metrics of one that fails.
+        var hopStarted = Date()
+        var isSuspended = false
+        var bytesSent: Int64 = 0
+        var bytesExpectedToSend: Int64 = 0
+        var bytesReceived: Int64 = 0
+        var bytesExpectedToReceive: Int64 = -1
+
+        var snapshot: Snapshot {
+            let status: Status =
+                switch machine.state {
+                case .completed: .completed
+                case _ where machine.isCancelled: .canceling
+                case .initialized: .suspended
+                default: isSuspended ? .suspended : .running
+                }
+            return Snapshot(
+                status: status, currentRequest: currentRequest, response: response, error: error, countOfBytesSent: bytesSent,
+                countOfBytesExpectedToSend: bytesExpectedToSend, countOfBytesReceived: bytesReceived,
+                countOfBytesExpectedToReceive: bytesExpectedToReceive)
+        }
     }
 
+    /// Unique within the loading session, from 1, as URLSession numbers its tasks.
+    package let taskIdentifier: Int
     /// The request the task was made with.
     package let originalRequest: URLRequest
     let session: LoadingSession
     let destination: Destination
     let delegate: any LoadingTaskDelegate
-    /// What the task works for (the API layer's request), for the delegate to find it. Held until
-    /// the task is released.
-    package let owner: (any AnyObject & Sendable)?
+    /// What the task works for (the API layer's request), for the delegate to find it. Let go once
+    /// the task has completed, so that an owner keeping its tasks forms no cycle.
+    package var owner: (any AnyObject & Sendable)? { ownerState.withLock { $0 } }
+    private let ownerState: Mutex<(any AnyObject & Sendable)?>
     private let started = Date()
     private let clock = WallClockAnchor()
     private let state: Mutex<State>
 
     init(
-        session: LoadingSession, request: URLRequest, body: RequestBody?, destination: Destination, delegate: any LoadingTaskDelegate,
-        owner: (any AnyObject & Sendable)?
+        session: LoadingSession, identifier: Int, request: URLRequest, body: RequestBody?, destination: Destination,
+        delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)?
     ) {
         self.session = session
-        self.owner = owner
+        self.taskIdentifier = identifier
+        self.ownerState = Mutex(owner)
         self.originalRequest = request
         self.destination = destination
         self.delegate = delegate
@@ -72,9 +122,24 @@ package final class LoadingTask: Sendable {
         self.state = Mutex(State(currentRequest: cookied, body: body))
     }
 
-    /// Starts the task. Does nothing after the first call.
+    /// The task's state, request, response and byte counts now.
+    package var snapshot: Snapshot { state.withLock { $0.snapshot } }
+
+    /// Starts the task, or lets a suspended one go on.
     package func resume() {
-        perform(state.withLock { $0.machine.resume() })
+        perform(
+            state.withLock { state in
+                state.isSuspended = false
+                return state.machine.resume()
+            })
+    }
+
+    /// Marks the task suspended: one not started yet waits for ``resume()``. A transfer under way
+    /// goes on (the transport has no pause), as a suspended URLSession task's buffered bytes do.
+    package func suspend() {
+        state.withLock { state in
+            if state.machine.state != .completed { state.isSuspended = true }
+        }
     }
 
     /// Stops the task wherever it is; it completes with `.cancelled` (once).
@@ -97,7 +162,7 @@ package final class LoadingTask: Sendable {
         case .cancelExchange:
             state.withLock { $0.cancelWork }?()
         case .askRedirect:
-            let (response, proposed) = state.withLock { ($0.response, $0.proposedRequest) }
+            let (response, proposed) = state.withLock { ($0.response as? HTTPURLResponse, $0.proposedRequest) }
             guard let response, let proposed else {
                 return perform(state.withLock { $0.machine.redirectDecided(follow: false, needsBodyStream: false) })
             }
@@ -161,18 +226,24 @@ package final class LoadingTask: Sendable {
     private func startExchange(hop: Int) {
         let (request, body, generation) = state.withLock { state in
             state.collectedBody = nil
-            state.bytesSentReported = 0
+            state.bytesSent = 0
+            state.bytesReceived = 0
+            state.bytesExpectedToReceive = -1
+            state.hopStarted = Date()
             state.workGeneration += 1
             return (state.currentRequest, state.body, state.workGeneration)
         }
         guard let url = request.url else {
             return exchangeFailed(URLError(.badURL))
         }
+        if LocalResource.isLocal(url) { return loadLocalResource(url, for: request, generation: generation) }
+        guard ["http", "https"].contains(url.scheme?.lowercased()) else {
+            return exchangeFailed(URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url]))
+        }
         var transportRequest = session.transportRequest(for: request, url: url, body: body)
         transportRequest.onUploadProgress = { [weak self] sent, expected in self?.didSendBody(totalBytesSent: sent, expected: expected) }
         transportRequest.onDownloadProgress = { [weak self] received, expected in
-            guard let self else { return }
-            delegate.loadingTask(self, didReceiveBodyBytes: received, totalBytesExpected: expected)
+            self?.didReceiveBody(totalBytes: received, expected: expected)
         }
         switch destination {
         case .memory:
@@ -191,14 +262,14 @@ package final class LoadingTask: Sendable {
                 }
             }
             setCancelWork(handle.cancel, generation: generation)
-        case .file:
+        case .file, .stream:
             let work = Task {
                 do {
                     let streamed = try await session.transport.execute(transportRequest)
                     let response = LoadingSession.httpURLResponse(streamed.head, url: url)
                     let verdict = self.verdict(on: response, for: request)
                     guard verdict.verdict == .redirect else {
-                        // Its body goes to a file once the delegate has decided.
+                        // Its body is read once the delegate has decided.
                         return self.decide(response, verdict, keeping: { $0.streamedResponse = (streamed, request) })
                     }
                     // A redirect's body is read and dropped first, keeping the connection, as URLSession does.
@@ -211,6 +282,29 @@ package final class LoadingTask: Sendable {
             }
             setCancelWork({ work.cancel() }, generation: generation)
         }
+    }
+
+    /// Reads a `file:` or `data:` URL: one transaction, no policy (no cookies, redirects or
+    /// challenges apply), a plain `URLResponse`.
+    private func loadLocalResource(_ url: URL, for request: URLRequest, generation: Int) {
+        let work = Task {
+            do {
+                let loaded = try await LocalResource.load(url)
+                let started = state.withLock { $0.hopStarted }
+                let transaction = TransactionMetrics(
+                    request: request, response: loaded.response, fetchStart: started, end: Date(), fetchType: .unknown)
+                let length = Int64(loaded.body.readableBytes)
+                state.withLock { $0.bytesExpectedToReceive = length }
+                didReceiveBody(totalBytes: length, expected: length)
+                decide(loaded.response, Verdict()) { state in
+                    state.collectedBody = loaded.body
+                    state.transactions.append(transaction)
+                }
+            } catch {
+                exchangeFailed(LoadingSession.urlError(error, url: url))
+            }
+        }
+        setCancelWork({ work.cancel() }, generation: generation)
     }
 
     /// Records how to stop the work just started, unless newer work has started since (a fast
@@ -250,7 +344,7 @@ package final class LoadingTask: Sendable {
     }
 
     /// Lets the machine decide what comes after a response, keeping what the next step needs.
-    private func decide(_ response: HTTPURLResponse?, _ verdict: Verdict, keeping keep: (inout State) -> Void) {
+    private func decide(_ response: URLResponse?, _ verdict: Verdict, keeping keep: (inout State) -> Void) {
         let action = state.withLock { state in
             keep(&state)
             state.response = response
@@ -263,7 +357,7 @@ package final class LoadingTask: Sendable {
 
     /// The transaction of a streamed exchange whose body has been read.
     private func transaction(
-        of streamed: TransportResponse, request: URLRequest, response: HTTPURLResponse?
+        of streamed: TransportResponse, request: URLRequest, response: URLResponse?
     ) async throws
         -> TransactionMetrics
     {
@@ -271,20 +365,41 @@ package final class LoadingTask: Sendable {
         return TransactionMetrics(metrics, request: request, response: response, clock: clock)
     }
 
+    /// The exchange failed before its response, or while its body arrived. One that failed before a
+    /// response counts as a transaction of its own, as URLSession reports a refused connection.
     private func exchangeFailed(_ error: URLError) {
         perform(
             state.withLock { state in
                 if state.error == nil { state.error = error }
+                if case .exchanging = state.machine.state, !state.machine.isCancelled {
+                    state.transactions.append(
+                        TransactionMetrics(
+                            request: state.currentRequest, response: nil, fetchStart: state.hopStarted, end: nil, fetchType: .networkLoad))
+                }
                 return state.machine.exchangeFailed()
             })
     }
 
     private func didSendBody(totalBytesSent: Int64, expected: Int64?) {
         let delta = state.withLock { state in
-            defer { state.bytesSentReported = totalBytesSent }
-            return totalBytesSent - state.bytesSentReported
+            defer {
+                state.bytesSent = totalBytesSent
+                state.bytesExpectedToSend = expected ?? 0
+            }
+            return totalBytesSent - state.bytesSent
         }
         delegate.loadingTask(self, didSendBodyData: delta, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: expected)
+    }
+
+    private func didReceiveBody(totalBytes: Int64, expected: Int64?) {
+        let delta = state.withLock { state in
+            defer {
+                state.bytesReceived = totalBytes
+                if let expected { state.bytesExpectedToReceive = expected }
+            }
+            return totalBytes - state.bytesReceived
+        }
+        delegate.loadingTask(self, didReceiveBodyBytes: delta, totalBytesReceived: totalBytes, totalBytesExpected: expected)
     }
 
     // MARK: The body
@@ -292,27 +407,52 @@ package final class LoadingTask: Sendable {
     private func receiveBody() {
         switch destination {
         case .memory:
-            let body = state.withLock { state in
-                defer { state.collectedBody = nil }
-                return state.collectedBody
+            receiveCollectedBody()
+        case .stream:
+            let (pending, generation) = state.withLock { state in
+                defer { state.streamedResponse = nil }
+                state.workGeneration += 1
+                return (state.streamedResponse, state.workGeneration)
             }
-            if let body, body.readableBytes > 0 { delegate.loadingTask(self, didReceive: Data(body.readableBytesView)) }
-            perform(state.withLock { $0.machine.bodyReceived() })
+            guard let (streamed, request) = pending else { return receiveCollectedBody() }
+            let url = request.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            let work = Task {
+                do {
+                    for try await chunk in streamed.body where chunk.readableBytes > 0 {
+                        delegate.loadingTask(self, didReceive: Data(chunk.readableBytesView))
+                    }
+                    let response = state.withLock { $0.response }
+                    let transaction = try await transaction(of: streamed, request: request, response: response)
+                    state.withLock { $0.transactions.append(transaction) }
+                    perform(state.withLock { $0.machine.bodyReceived() })
+                } catch {
+                    exchangeFailed(LoadingSession.urlError(error, url: url))
+                }
+            }
+            setCancelWork({ work.cancel() }, generation: generation)
         case .file(let directory):
             let (pending, response, generation) = state.withLock { state in
                 defer { state.streamedResponse = nil }
                 state.workGeneration += 1
                 return (state.streamedResponse, state.response, state.workGeneration)
             }
+            let local = state.withLock { state in
+                defer { state.collectedBody = nil }
+                return state.collectedBody
+            }
             // A declined redirect's body was read already: there is no file.
-            guard let (streamed, request) = pending else { return perform(state.withLock { $0.machine.bodyReceived() }) }
+            guard pending != nil || local != nil else { return perform(state.withLock { $0.machine.bodyReceived() }) }
             let url = response?.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
             let work = Task {
                 let file = DownloadFile.temporaryURL(in: directory)
                 do {
-                    try await DownloadFile.write(streamed.body, to: file)
-                    let transaction = try await transaction(of: streamed, request: request, response: response)
-                    state.withLock { $0.transactions.append(transaction) }
+                    if let (streamed, request) = pending {
+                        try await DownloadFile.write(streamed.body, to: file)
+                        let transaction = try await transaction(of: streamed, request: request, response: response)
+                        state.withLock { $0.transactions.append(transaction) }
+                    } else if let local {
+                        try await DownloadFile.write(local, to: file)
+                    }
                     delegate.loadingTask(self, didFinishDownloadingTo: file)
                     perform(state.withLock { $0.machine.bodyReceived() })
                 } catch {
@@ -324,15 +464,25 @@ package final class LoadingTask: Sendable {
         }
     }
 
+    /// Hands over a body already in memory (collected, local, or a declined redirect's: none).
+    private func receiveCollectedBody() {
+        let body = state.withLock { state in
+            defer { state.collectedBody = nil }
+            return state.collectedBody
+        }
+        if let body, body.readableBytes > 0 { delegate.loadingTask(self, didReceive: Data(body.readableBytesView)) }
+        perform(state.withLock { $0.machine.bodyReceived() })
+    }
+
     // MARK: Completion
 
     private func complete(_ failure: LoadingTaskStateMachine.Failure?) {
-        let (currentURL, transactions, exchangeError, lastResponse) = state.withLock { state in
+        let (currentURL, transactions, exchangeError, lastResponse, redirects) = state.withLock { state in
             // Nothing more will run: drop what the task held, a body not read included.
             state.cancelWork = nil
             state.streamedResponse = nil
             state.collectedBody = nil
-            return (state.currentRequest.url, state.transactions, state.error, state.response)
+            return (state.currentRequest.url, state.transactions, state.error, state.response, state.machine.redirects)
         }
         let url = currentURL ?? originalRequest.url ?? URL(fileURLWithPath: "/")
         if failure == .tooManyRedirects, let lastResponse {
@@ -348,12 +498,12 @@ package final class LoadingTask: Sendable {
         case .bodyStreamExhausted: error = URLError(.requestBodyStreamExhausted, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case .exchangeFailed: error = exchangeError ?? URLError(.unknown, userInfo: [NSURLErrorFailingURLErrorKey: url])
         }
-        if !transactions.isEmpty {
-            let metrics = TaskMetrics(
-                transactionMetrics: transactions, taskInterval: DateInterval(start: started, end: Date()),
-                redirectCount: transactions.count - 1)
-            delegate.loadingTask(self, didFinishCollecting: metrics)
-        }
+        state.withLock { $0.error = error }
+        let metrics = TaskMetrics(
+            transactionMetrics: transactions, taskInterval: DateInterval(start: started, end: max(started, Date())),
+            redirectCount: redirects)
+        delegate.loadingTask(self, didFinishCollecting: metrics)
         delegate.loadingTask(self, didCompleteWithError: error)
+        ownerState.withLock { $0 = nil }
     }
 }

@@ -14,7 +14,7 @@ package import FoundationNetworking
 /// didSendBodyData* and didReceiveBodyBytes*                                 as bytes move
 /// didReceiveResponse → didReceiveData (memory) or didFinishDownloadingTo (file)
 /// willCacheResponse (when the cache policy would store it)
-/// didFinishCollectingMetrics (when an exchange ran) → didCompleteWithError, exactly once
+/// didFinishCollectingMetrics → didCompleteWithError, exactly once
 /// ```
 package protocol LoadingTaskDelegate: AnyObject, Sendable {
     /// A redirect is about to be followed: pass `newRequest` (or a changed one) to follow it, nil to
@@ -35,12 +35,14 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
     /// Body bytes were written to the connection.
     func loadingTask(_ task: LoadingTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
 
-    /// Response body bytes arrived (decoded): the running total and the `Content-Length`, if known.
-    func loadingTask(_ task: LoadingTask, didReceiveBodyBytes totalBytesReceived: Int64, totalBytesExpected: Int64?)
+    /// Response body bytes arrived (decoded): how many now, the running total and the
+    /// `Content-Length`, if known.
+    func loadingTask(_ task: LoadingTask, didReceiveBodyBytes bytesReceived: Int64, totalBytesReceived: Int64, totalBytesExpected: Int64?)
 
-    /// The final response's head: `.allow` goes on with its body, `.cancel` ends the task as cancelled.
+    /// The final response's head (an `HTTPURLResponse`, or a plain `URLResponse` for `file:` and
+    /// `data:` URLs): `.allow` goes on with its body, `.cancel` ends the task as cancelled.
     func loadingTask(
-        _ task: LoadingTask, didReceive response: HTTPURLResponse,
+        _ task: LoadingTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void)
 
     /// The final response's body, when kept in memory (nothing is reported for an empty body).
@@ -56,7 +58,8 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
         _ task: LoadingTask, willCacheResponse proposedResponse: CachedURLResponse,
         completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void)
 
-    /// The task's metrics: one transaction per exchange.
+    /// The task's metrics: one transaction per exchange, a failed one included (none when the task
+    /// was cancelled before its first exchange).
     func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics)
 
     /// The task ended: nil on success, else a `URLError` with URLSession's code.
@@ -81,10 +84,12 @@ extension LoadingTaskDelegate {
     package func loadingTask(_ task: LoadingTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
     {}
 
-    package func loadingTask(_ task: LoadingTask, didReceiveBodyBytes totalBytesReceived: Int64, totalBytesExpected: Int64?) {}
+    package func loadingTask(
+        _ task: LoadingTask, didReceiveBodyBytes bytesReceived: Int64, totalBytesReceived: Int64, totalBytesExpected: Int64?
+    ) {}
 
     package func loadingTask(
-        _ task: LoadingTask, didReceive response: HTTPURLResponse,
+        _ task: LoadingTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
     ) { completionHandler(.allow) }
 

@@ -69,7 +69,8 @@ package struct LoadingTaskStateMachine: Sendable {
 
     package private(set) var state: State = .initialized
     package private(set) var isCancelled = false
-    private var redirects = 0
+    /// Redirects followed so far.
+    package private(set) var redirects = 0
 
     package init() {}
 

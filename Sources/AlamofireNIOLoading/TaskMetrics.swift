@@ -22,7 +22,12 @@ public struct TaskMetrics: Sendable, Hashable {
 /// One HTTP exchange: the fields of `URLSessionTaskTransactionMetrics`.
 public struct TransactionMetrics: Sendable, Hashable {
     public var request: URLRequest
-    public var response: HTTPURLResponse?
+    /// The response, if one arrived: an `HTTPURLResponse` for HTTP, a plain `URLResponse` for
+    /// `file:` and `data:` URLs.
+    public var response: URLResponse?
+    /// How the resource was obtained: `.networkLoad` for an exchange, `.localCache` for a cached
+    /// response, `.unknown` for `file:` and `data:` URLs.
+    public var resourceFetchType: URLSessionTaskMetrics.ResourceFetchType
     public var fetchStartDate: Date?
     public var domainLookupStartDate: Date?
     public var domainLookupEndDate: Date?
@@ -51,9 +56,10 @@ public struct TransactionMetrics: Sendable, Hashable {
     public var remotePort: Int?
 
     /// The transport's metrics, with its monotonic times turned into dates.
-    init(_ metrics: ExchangeMetrics, request: URLRequest, response: HTTPURLResponse?, clock: WallClockAnchor) {
+    init(_ metrics: ExchangeMetrics, request: URLRequest, response: URLResponse?, clock: WallClockAnchor) {
         self.request = request
         self.response = response
+        resourceFetchType = .networkLoad
         fetchStartDate = clock.date(metrics.fetchStart)
         domainLookupStartDate = metrics.domainLookupStart.map(clock.date)
         domainLookupEndDate = metrics.domainLookupEnd.map(clock.date)
@@ -77,6 +83,24 @@ public struct TransactionMetrics: Sendable, Hashable {
         localPort = metrics.localPort
         remoteAddress = metrics.remoteAddress
         remotePort = metrics.remotePort
+    }
+
+    /// A transaction with no exchange behind it: one that failed before a response (it has only
+    /// its start, as URLSession reports a refused connection), or a local resource (`file:`, `data:`).
+    init(request: URLRequest, response: URLResponse?, fetchStart: Date, end: Date?, fetchType: URLSessionTaskMetrics.ResourceFetchType) {
+        self.request = request
+        self.response = response
+        resourceFetchType = fetchType
+        fetchStartDate = fetchStart
+        requestStartDate = response == nil ? nil : fetchStart
+        responseStartDate = response == nil ? nil : end
+        responseEndDate = end
+        isReusedConnection = false
+        countOfRequestHeaderBytesSent = 0
+        countOfRequestBodyBytesSent = 0
+        countOfResponseHeaderBytesReceived = 0
+        countOfResponseBodyBytesReceived = 0
+        countOfResponseBodyBytesAfterDecoding = 0
     }
 }
 

@@ -81,10 +81,10 @@ import FoundationNetworking
         }
 
         func loadingTask(
-            _ task: LoadingTask, didReceive response: HTTPURLResponse,
+            _ task: LoadingTask, didReceive response: URLResponse,
             completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
         ) {
-            record("response \(response.statusCode)")
+            record("response \((response as? HTTPURLResponse)?.statusCode ?? 0)")
             completionHandler(disposition)
         }
 
@@ -230,7 +230,8 @@ import FoundationNetworking
             task.cancel()
             task.cancel()
             #expect(try await delegate.completion()?.code == .cancelled)
-            #expect(delegate.events == ["complete -999"])
+            // Cancelled before any response: metrics with no transaction, as URLSession reports them.
+            #expect(delegate.events == ["metrics 0", "complete -999"])
         }
     }
 
@@ -239,6 +240,10 @@ import FoundationNetworking
         // Port 1 on loopback: nothing listens there.
         Self.session().makeTask(with: Self.request(URL(string: "http://127.0.0.1:1/")!), delegate: delegate).resume()
         #expect(try await delegate.completion()?.code == .cannotConnectToHost)
-        #expect(delegate.events == ["complete -1004"])
+        // The refused connection is one transaction, with its start and no response, as URLSession reports it.
+        #expect(delegate.events == ["metrics 1", "complete -1004"])
+        let transaction = try #require(delegate.metrics?.transactionMetrics.first)
+        #expect(transaction.response == nil && transaction.fetchStartDate != nil && transaction.resourceFetchType == .networkLoad)
+        #expect(transaction.request.url?.absoluteString == "http://127.0.0.1:1/")
     }
 }

@@ -205,7 +205,7 @@ import FoundationNetworking
             let response = await AF.request(server.url("/get")).serializingData().response
             let metrics = try #require(response.metrics)
             #expect(metrics.transactionMetrics.count == 1)
-            #expect(metrics.transactionMetrics.first?.response?.statusCode == 200)
+            #expect((metrics.transactionMetrics.first?.response as? HTTPURLResponse)?.statusCode == 200)
             #expect(metrics.redirectCount == 0)
         }
     }

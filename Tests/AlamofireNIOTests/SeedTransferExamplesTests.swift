@@ -120,7 +120,7 @@ import FoundationNetworking
             let metrics = try #require(response.value.metrics)
             #expect(metrics.transactionMetrics.count == 1)
             let description = try #require(curl.values.first)
-            #expect(description.hasPrefix("$ curl -v \\\n\t-H \""))
+            #expect(description.hasPrefix("$ curl -v \\\n\t-X GET \\\n\t-H \""))
             #expect(description.hasSuffix("\"\(server.url("/get").absoluteString)\""))
             #expect(description.contains("-H \"User-Agent: "))
         }

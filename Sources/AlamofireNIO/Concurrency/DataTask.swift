@@ -42,7 +42,7 @@ extension DataRequest {
     /// The data, awaitable.
     /// - Parameter shouldAutomaticallyCancel: whether cancelling the awaiting task cancels the request.
     public func serializingData(
-        automaticallyCancelling shouldAutomaticallyCancel: Bool = false,
+        automaticallyCancelling shouldAutomaticallyCancel: Bool = true,
         dataPreprocessor: any DataPreprocessor = DataResponseSerializer.defaultDataPreprocessor,
         emptyResponseCodes: Set<Int> = DataResponseSerializer.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPMethod> = DataResponseSerializer.defaultEmptyRequestMethods
@@ -55,7 +55,7 @@ extension DataRequest {
 
     /// The body as text, awaitable.
     public func serializingString(
-        automaticallyCancelling shouldAutomaticallyCancel: Bool = false,
+        automaticallyCancelling shouldAutomaticallyCancel: Bool = true,
         dataPreprocessor: any DataPreprocessor = StringResponseSerializer.defaultDataPreprocessor, encoding: String.Encoding? = nil,
         emptyResponseCodes: Set<Int> = StringResponseSerializer.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPMethod> = StringResponseSerializer.defaultEmptyRequestMethods
@@ -69,7 +69,7 @@ extension DataRequest {
 
     /// The body decoded as `Value`, awaitable.
     public func serializingDecodable<Value: Decodable & Sendable>(
-        _ type: Value.Type = Value.self, automaticallyCancelling shouldAutomaticallyCancel: Bool = false,
+        _ type: Value.Type = Value.self, automaticallyCancelling shouldAutomaticallyCancel: Bool = true,
         dataPreprocessor: any DataPreprocessor = DecodableResponseSerializer<Value>.defaultDataPreprocessor,
         decoder: any DataDecoder = JSONDecoder(),
         emptyResponseCodes: Set<Int> = DecodableResponseSerializer<Value>.defaultEmptyResponseCodes,
@@ -84,14 +84,14 @@ extension DataRequest {
 
     /// The same for a ``ResponseSerializer``, so that `.data`, `.string` and `.decodable(of:)` can name it.
     public func serializingResponse<Serializer: ResponseSerializer>(
-        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
+        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = true
     ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
         makeDataTask(serializer, automaticallyCancelling: shouldAutomaticallyCancel)
     }
 
     /// What `serializer` makes of the response, awaitable.
     public func serializingResponse<Serializer: DataResponseSerializerProtocol>(
-        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = false
+        using serializer: Serializer, automaticallyCancelling shouldAutomaticallyCancel: Bool = true
     ) -> DataTask<Serializer.SerializedObject> where Serializer.SerializedObject: Sendable {
         makeDataTask(serializer, automaticallyCancelling: shouldAutomaticallyCancel)
     }

@@ -133,6 +133,13 @@ extension Error {
     /// The error as an ``AFError``, if it is one.
     public var asAFError: AFError? { self as? AFError }
 
+    /// Returns the instance cast as an `AFError`. If casting fails, a `fatalError` with the specified `message` is
+    /// thrown: use it only where anything but an `AFError` is a programming error.
+    public func asAFError(orFailWith message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) -> AFError {
+        guard let afError = self as? AFError else { fatalError(message(), file: file, line: line) }
+        return afError
+    }
+
     /// The error as an ``AFError``, or the one `defaultAFError` makes.
     func asAFError(or defaultAFError: @autoclosure () -> AFError) -> AFError {
         self as? AFError ?? defaultAFError()
@@ -142,6 +149,11 @@ extension Error {
 // MARK: - Is
 
 extension AFError {
+    /// The download resume data of any underlying network error. Only produced by `DownloadRequest`s.
+    public var downloadResumeData: Data? {
+        (underlyingError as? URLError)?.userInfo["NSURLSessionDownloadTaskResumeData"] as? Data
+    }
+
     public var isExplicitlyCancelledError: Bool { if case .explicitlyCancelled = self { true } else { false } }
     public var isInvalidURLError: Bool { if case .invalidURL = self { true } else { false } }
     public var isParameterEncodingError: Bool { if case .parameterEncodingFailed = self { true } else { false } }

@@ -179,6 +179,11 @@ extension HTTPHeader {
     public static func userAgent(_ value: String) -> HTTPHeader { HTTPHeader(name: "User-Agent", value: value) }
     /// `Cache-Control`
     public static func cacheControl(_ value: String) -> HTTPHeader { HTTPHeader(name: "Cache-Control", value: value) }
+    /// Returns a `Sec-WebSocket-Protocol` header.
+    ///
+    /// - Parameter value: The `Sec-WebSocket-Protocol` value.
+    /// - Returns:         The header.
+    public static func websocketProtocol(_ value: String) -> HTTPHeader { HTTPHeader(name: "Sec-WebSocket-Protocol", value: value) }
 }
 
 extension HTTPHeaders {

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// Encodes any `Encodable` value whose root is a keyed container into
 /// `application/x-www-form-urlencoded` text, with Alamofire's conventions for arrays (`a[]=1`),
@@ -215,8 +216,12 @@ public final class URLEncodedFormEncoder: Sendable {
     public let keyPathEncoding: KeyPathEncoding
     public let nilEncoding: NilEncoding
     public let spaceEncoding: SpaceEncoding
-    /// The characters left as they are; all others are percent-escaped.
-    public let allowedCharacters: CharacterSet
+    /// The `CharacterSet` of allowed (non-escaped) characters; all others are percent-escaped.
+    public var allowedCharacters: CharacterSet {
+        get { allowedCharacterStorage.withLock { $0 } }
+        set { allowedCharacterStorage.withLock { $0 = newValue } }
+    }
+    private let allowedCharacterStorage: Mutex<CharacterSet>
 
     /// - Parameters:
     ///   - alphabetizeKeyValuePairs: whether pairs are sorted by key (`true`).
@@ -250,7 +255,7 @@ public final class URLEncodedFormEncoder: Sendable {
         self.keyPathEncoding = keyPathEncoding
         self.nilEncoding = nilEncoding
         self.spaceEncoding = spaceEncoding
-        self.allowedCharacters = allowedCharacters
+        self.allowedCharacterStorage = Mutex(allowedCharacters)
     }
 
     /// The form text of `value`.

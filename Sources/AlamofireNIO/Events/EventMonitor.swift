@@ -4,134 +4,193 @@ public import Foundation
 public import FoundationNetworking
 #endif
 
-/// Observes the life of requests, at the moments Alamofire reports them. Every method has an
-/// empty default; events arrive on ``queue``.
+/// Observes the life of requests, at the moments Alamofire reports them: the URLSession delegate's
+/// events (each raised when the loading layer reaches the moment URLSession would call its
+/// delegate) and the events of each ``Request``'s own life. Every method has an empty default;
+/// events arrive on ``queue``.
+///
+/// Metrics are ``TaskMetrics`` values: FoundationNetworking's `URLSessionTaskMetrics` cannot be
+/// created outside it. The `URLSession` passed to the URLSession events is the session's
+/// ``Session/session``, which carries the configuration but loads nothing.
 public protocol EventMonitor: Sendable {
-    /// Where this monitor's events are delivered (`.main` by default).
+    /// The `DispatchQueue` on which events will be called.
     var queue: DispatchQueue { get }
 
+    // MARK: URLSession events
+
+    /// Event called during `URLSessionDelegate`'s `urlSession(_:didBecomeInvalidWithError:)` method.
+    func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?)
+    /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:task:didReceive:completionHandler:)` method.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge)
+    /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:task:didSendBodyData:totalBytesSent:totalBytesExpectedToSend:)` method.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64)
+    /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:task:needNewBodyStream:)` method.
+    func urlSession(_ session: URLSession, taskNeedsNewBodyStream task: URLSessionTask)
+    /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)` method.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest)
+    /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:task:didFinishCollecting:)` method.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics)
+    /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:task:didCompleteWithError:)` method.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
+    /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:taskIsWaitingForConnectivity:)` method (never, as
+    /// AlamofireNIO does not wait for connectivity).
+    func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask)
+    /// Event called during `URLSessionDataDelegate`'s `urlSession(_:dataTask:didReceive:completionHandler:)` method.
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse)
+    /// Event called during `URLSessionDataDelegate`'s `urlSession(_:dataTask:didReceive:)` method.
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data)
+    /// Event called during `URLSessionDataDelegate`'s `urlSession(_:dataTask:willCacheResponse:completionHandler:)` method.
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse)
+    /// Event called during `URLSessionDownloadDelegate`'s `urlSession(_:downloadTask:didResumeAtOffset:expectedTotalBytes:)` method.
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64)
+    /// Event called during `URLSessionDownloadDelegate`'s `urlSession(_:downloadTask:didWriteData:totalBytesWritten:totalBytesExpectedToWrite:)` method.
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64)
+    /// Event called during `URLSessionDownloadDelegate`'s `urlSession(_:downloadTask:didFinishDownloadingTo:)` method.
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL)
+
+    // MARK: Request events
+
+    /// Event called when a `URLRequest` is first created for a `Request`. If a `RequestAdapter` is active, the
+    /// `URLRequest` will be adapted before being issued.
     func request(_ request: Request, didCreateInitialURLRequest urlRequest: URLRequest)
+    /// Event called when the attempt to create a `URLRequest` from a `Request`'s original `URLRequestConvertible` value fails.
     func request(_ request: Request, didFailToCreateURLRequestWithError error: AFError)
+    /// Event called when a `RequestAdapter` adapts the `Request`'s initial `URLRequest`.
     func request(_ request: Request, didAdaptInitialRequest initialRequest: URLRequest, to adaptedRequest: URLRequest)
+    /// Event called when a `RequestAdapter` fails to adapt the `Request`'s initial `URLRequest`.
     func request(_ request: Request, didFailToAdaptURLRequest initialRequest: URLRequest, withError error: AFError)
+    /// Event called when a final `URLRequest` is created for a `Request`.
     func request(_ request: Request, didCreateURLRequest urlRequest: URLRequest)
+    /// Event called when a `URLSessionTask` subclass instance is created for a `Request`.
+    func request(_ request: Request, didCreateTask task: URLSessionTask)
+    /// Event called when a `Request` receives its metrics.
     func request(_ request: Request, didGatherMetrics metrics: TaskMetrics)
-    func request(_ request: Request, didCompleteWith error: AFError?)
+    /// Event called when a `Request` fails due to an error created by Alamofire. e.g. When certificate pinning fails.
+    func request(_ request: Request, didFailTask task: URLSessionTask, earlyWithError error: AFError)
+    /// Event called when a `Request`'s task completes, possibly with an error. A `Request` may receive this event
+    /// multiple times if it is retried.
+    func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?)
+    /// Event called when a `Request` is about to be retried.
     func requestIsRetrying(_ request: Request)
+    /// Event called when a `Request` finishes and response serializers are being called.
     func requestDidFinish(_ request: Request)
+    /// Event called when a `Request` receives a `resume` call.
     func requestDidResume(_ request: Request)
+    /// Event called when a `Request`'s associated `URLSessionTask` is resumed.
+    func request(_ request: Request, didResumeTask task: URLSessionTask)
+    /// Event called when a `Request` receives a `suspend` call.
     func requestDidSuspend(_ request: Request)
+    /// Event called when a `Request`'s associated `URLSessionTask` is suspended.
+    func request(_ request: Request, didSuspendTask task: URLSessionTask)
+    /// Event called when a `Request` receives a `cancel` call.
     func requestDidCancel(_ request: Request)
+    /// Event called when a `Request`'s associated `URLSessionTask` is cancelled.
+    func request(_ request: Request, didCancelTask task: URLSessionTask)
+
+    // MARK: DataRequest events
+
+    /// Event called when a `DataRequest` calls a `Validation`.
     func request(
         _ request: DataRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, data: Data?,
         withResult result: Request.ValidationResult)
+    /// Event called when a `DataRequest` creates a `DataResponse<Data?>` value without calling a `ResponseSerializer`.
     func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>)
-    func request<Value>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>)
+    /// Event called when a `DataRequest` calls a `ResponseSerializer` and creates a generic `DataResponse<Value, AFError>`.
+    func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>)
+
+    // MARK: UploadRequest events
+
+    /// Event called when an `UploadRequest` creates its `Uploadable` value, indicating the type of upload it represents.
+    func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable)
+    /// Event called when an `UploadRequest` failed to create its `Uploadable` value due to an error.
+    func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError)
+    /// Event called when an `UploadRequest` provides the `InputStream` from its `Uploadable` value. This only occurs if
+    /// the `InputStream` does not wrap a `Data` value or file `URL`.
+    func request(_ request: UploadRequest, didProvideInputStream stream: InputStream)
+
+    // MARK: DownloadRequest events
+
+    /// Event called when a `DownloadRequest`'s `URLSessionDownloadTask` finishes and the temporary file has been moved.
+    func request(_ request: DownloadRequest, didFinishDownloadingUsing task: URLSessionTask, with result: Result<URL, AFError>)
+    /// Event called when a `DownloadRequest`'s `Destination` closure is called and creates the destination URL the
+    /// downloaded file will be moved to.
+    func request(_ request: DownloadRequest, didCreateDestinationURL url: URL)
+    /// Event called when a `DownloadRequest` calls a `Validation`.
     func request(
         _ request: DownloadRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, fileURL: URL?,
         withResult result: Request.ValidationResult)
+    /// Event called when a `DownloadRequest` creates a `DownloadResponse<URL?, AFError>` without calling a `ResponseSerializer`.
     func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>)
-    func request<Value>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>)
+    /// Event called when a `DownloadRequest` calls a `DownloadResponseSerializer` and creates a generic `DownloadResponse<Value, AFError>`.
+    func request<Value: Sendable>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>)
 }
 
 extension EventMonitor {
+    /// The default queue on which `CompositeEventMonitor`s will call the `EventMonitor` methods. `.main` by default.
     public var queue: DispatchQueue { .main }
 
+    public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {}
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge) {}
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {}
+    public func urlSession(_ session: URLSession, taskNeedsNewBodyStream task: URLSessionTask) {}
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest
+    ) {}
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics) {}
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {}
+    public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {}
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse) {}
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {}
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse) {}
+    public func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64
+    ) {}
+    public func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64
+    ) {}
+    public func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {}
     public func request(_ request: Request, didCreateInitialURLRequest urlRequest: URLRequest) {}
     public func request(_ request: Request, didFailToCreateURLRequestWithError error: AFError) {}
     public func request(_ request: Request, didAdaptInitialRequest initialRequest: URLRequest, to adaptedRequest: URLRequest) {}
     public func request(_ request: Request, didFailToAdaptURLRequest initialRequest: URLRequest, withError error: AFError) {}
     public func request(_ request: Request, didCreateURLRequest urlRequest: URLRequest) {}
+    public func request(_ request: Request, didCreateTask task: URLSessionTask) {}
     public func request(_ request: Request, didGatherMetrics metrics: TaskMetrics) {}
-    public func request(_ request: Request, didCompleteWith error: AFError?) {}
+    public func request(_ request: Request, didFailTask task: URLSessionTask, earlyWithError error: AFError) {}
+    public func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {}
     public func requestIsRetrying(_ request: Request) {}
     public func requestDidFinish(_ request: Request) {}
     public func requestDidResume(_ request: Request) {}
+    public func request(_ request: Request, didResumeTask task: URLSessionTask) {}
     public func requestDidSuspend(_ request: Request) {}
+    public func request(_ request: Request, didSuspendTask task: URLSessionTask) {}
     public func requestDidCancel(_ request: Request) {}
+    public func request(_ request: Request, didCancelTask task: URLSessionTask) {}
     public func request(
         _ request: DataRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, data: Data?,
         withResult result: Request.ValidationResult
     ) {}
     public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {}
-    public func request<Value>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {}
+    public func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {}
+    public func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) {}
+    public func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError) {}
+    public func request(_ request: UploadRequest, didProvideInputStream stream: InputStream) {}
+    public func request(_ request: DownloadRequest, didFinishDownloadingUsing task: URLSessionTask, with result: Result<URL, AFError>) {}
+    public func request(_ request: DownloadRequest, didCreateDestinationURL url: URL) {}
     public func request(
         _ request: DownloadRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, fileURL: URL?,
         withResult result: Request.ValidationResult
     ) {}
     public func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>) {}
-    public func request<Value>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {}
-}
-
-/// Delivers each event to every monitor, on the monitor's own queue.
-final class CompositeEventMonitor: Sendable {
-    let monitors: [any EventMonitor]
-
-    init(monitors: [any EventMonitor]) {
-        self.monitors = monitors
-    }
-
-    /// Runs `event` for each monitor on its queue.
-    func performEvent(_ event: @escaping @Sendable (any EventMonitor) -> Void) {
-        for monitor in monitors {
-            monitor.queue.async { event(monitor) }
-        }
-    }
-}
-
-/// An event monitor made of optional closures, one per event.
-public final class ClosureEventMonitor: EventMonitor, @unchecked Sendable {
-    public var requestDidCreateInitialURLRequest: (@Sendable (Request, URLRequest) -> Void)?
-    public var requestDidFailToCreateURLRequestWithError: (@Sendable (Request, AFError) -> Void)?
-    public var requestDidAdaptInitialRequestToAdaptedRequest: (@Sendable (Request, URLRequest, URLRequest) -> Void)?
-    public var requestDidFailToAdaptURLRequestWithError: (@Sendable (Request, URLRequest, AFError) -> Void)?
-    public var requestDidCreateURLRequest: (@Sendable (Request, URLRequest) -> Void)?
-    public var requestDidGatherMetrics: (@Sendable (Request, TaskMetrics) -> Void)?
-    public var requestDidCompleteWithError: (@Sendable (Request, AFError?) -> Void)?
-    public var requestIsRetrying: (@Sendable (Request) -> Void)?
-    public var requestDidFinish: (@Sendable (Request) -> Void)?
-    public var requestDidResume: (@Sendable (Request) -> Void)?
-    public var requestDidSuspend: (@Sendable (Request) -> Void)?
-    public var requestDidCancel: (@Sendable (Request) -> Void)?
-    public var requestDidValidateRequestResponseDataWithResult:
-        (@Sendable (DataRequest, URLRequest?, HTTPURLResponse, Data?, Request.ValidationResult) -> Void)?
-    public var requestDidParseResponse: (@Sendable (DataRequest, DataResponse<Data?, AFError>) -> Void)?
-
-    public let queue: DispatchQueue
-
-    /// - Parameter queue: where the closures run (`.main` by default). Set the closures before the
-    ///   monitor is given to a `Session`.
-    public init(queue: DispatchQueue = .main) {
-        self.queue = queue
-    }
-
-    public func request(_ request: Request, didCreateInitialURLRequest urlRequest: URLRequest) {
-        requestDidCreateInitialURLRequest?(request, urlRequest)
-    }
-    public func request(_ request: Request, didFailToCreateURLRequestWithError error: AFError) {
-        requestDidFailToCreateURLRequestWithError?(request, error)
-    }
-    public func request(_ request: Request, didAdaptInitialRequest initialRequest: URLRequest, to adaptedRequest: URLRequest) {
-        requestDidAdaptInitialRequestToAdaptedRequest?(request, initialRequest, adaptedRequest)
-    }
-    public func request(_ request: Request, didFailToAdaptURLRequest initialRequest: URLRequest, withError error: AFError) {
-        requestDidFailToAdaptURLRequestWithError?(request, initialRequest, error)
-    }
-    public func request(_ request: Request, didCreateURLRequest urlRequest: URLRequest) { requestDidCreateURLRequest?(request, urlRequest) }
-    public func request(_ request: Request, didGatherMetrics metrics: TaskMetrics) { requestDidGatherMetrics?(request, metrics) }
-    public func request(_ request: Request, didCompleteWith error: AFError?) { requestDidCompleteWithError?(request, error) }
-    public func requestIsRetrying(_ request: Request) { requestIsRetrying?(request) }
-    public func requestDidFinish(_ request: Request) { requestDidFinish?(request) }
-    public func requestDidResume(_ request: Request) { requestDidResume?(request) }
-    public func requestDidSuspend(_ request: Request) { requestDidSuspend?(request) }
-    public func requestDidCancel(_ request: Request) { requestDidCancel?(request) }
-    public func request(
-        _ request: DataRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, data: Data?,
-        withResult result: Request.ValidationResult
-    ) {
-        requestDidValidateRequestResponseDataWithResult?(request, urlRequest, response, data, result)
-    }
-    public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {
-        requestDidParseResponse?(request, response)
-    }
+    public func request<Value: Sendable>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {}
 }

@@ -4,35 +4,96 @@ public import Foundation
 public import FoundationNetworking
 #endif
 
-/// What a retrier decided.
-public enum RetryResult: Sendable {
-    case retry
-    case retryWithDelay(TimeInterval)
-    case doNotRetry
-    case doNotRetryWithError(any Error)
+/// Stores all state associated with a `URLRequest` being adapted.
+public struct RequestAdapterState: Sendable {
+    /// The `UUID` of the `Request` associated with the `URLRequest` to adapt.
+    public let requestID: UUID
+    /// The `Session` associated with the `URLRequest` to adapt.
+    public let session: Session
+}
 
-    var delay: TimeInterval? {
-        switch self {
-        case .retry: 0
-        case .retryWithDelay(let delay): delay
-        case .doNotRetry, .doNotRetryWithError: nil
-        }
+/// A type that can inspect and optionally adapt a `URLRequest` in some manner if necessary.
+public protocol RequestAdapter: Sendable {
+    /// Inspects and adapts the specified `URLRequest` in some manner and calls the completion handler with the Result.
+    ///
+    /// - Parameters:
+    ///   - urlRequest: The `URLRequest` to adapt.
+    ///   - session:    The `Session` that will execute the `URLRequest`.
+    ///   - completion: The completion handler that must be called when adaptation is complete.
+    func adapt(
+        _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (_ result: Result<URLRequest, any Error>) -> Void)
+
+    /// Inspects and adapts the specified `URLRequest` in some manner and calls the completion handler with the Result.
+    /// The `Session` calls this one.
+    ///
+    /// - Parameters:
+    ///   - urlRequest: The `URLRequest` to adapt.
+    ///   - state:      The `RequestAdapterState` associated with the `URLRequest`.
+    ///   - completion: The completion handler that must be called when adaptation is complete.
+    func adapt(
+        _ urlRequest: URLRequest, using state: RequestAdapterState,
+        completion: @escaping @Sendable (_ result: Result<URLRequest, any Error>) -> Void)
+}
+
+extension RequestAdapter {
+    public func adapt(
+        _ urlRequest: URLRequest, using state: RequestAdapterState,
+        completion: @escaping @Sendable (_ result: Result<URLRequest, any Error>) -> Void
+    ) {
+        adapt(urlRequest, for: state.session, completion: completion)
     }
 }
 
-/// Changes a `URLRequest` before it is sent (to add a token, for example).
-public protocol RequestAdapter: Sendable {
-    /// Calls `completion` with the adapted request, or the error that stops it.
-    func adapt(_ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void)
+/// Outcome of determination whether retry is necessary.
+public enum RetryResult: Sendable {
+    /// Retry should be attempted immediately.
+    case retry
+    /// Retry should be attempted after the associated `TimeInterval`.
+    case retryWithDelay(TimeInterval)
+    /// Do not retry.
+    case doNotRetry
+    /// Do not retry due to the associated `Error`.
+    case doNotRetryWithError(any Error)
 }
 
-/// Decides whether a failed request is tried again.
+extension RetryResult {
+    var retryRequired: Bool {
+        switch self {
+        case .retry, .retryWithDelay: true
+        case .doNotRetry, .doNotRetryWithError: false
+        }
+    }
+
+    var delay: TimeInterval? {
+        switch self {
+        case .retryWithDelay(let delay): delay
+        case .retry, .doNotRetry, .doNotRetryWithError: nil
+        }
+    }
+
+    var error: (any Error)? {
+        if case .doNotRetryWithError(let error) = self { error } else { nil }
+    }
+}
+
+/// A type that determines whether a request should be retried after being executed by the specified session manager
+/// and encountering an error.
 public protocol RequestRetrier: Sendable {
-    /// Calls `completion` with the decision.
+    /// Determines whether the `Request` should be retried by calling the `completion` closure.
+    ///
+    /// This operation is fully asynchronous. Any amount of time can be taken to determine whether the request needs
+    /// to be retried. The one requirement is that the completion closure is called to ensure the request is properly
+    /// cleaned up after.
+    ///
+    /// - Parameters:
+    ///   - request:    `Request` that failed due to the provided `Error`.
+    ///   - session:    `Session` that produced the `Request`.
+    ///   - error:      `Error` encountered while executing the `Request`.
+    ///   - completion: Completion closure to be executed when a retry decision has been determined.
     func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void)
 }
 
-/// Both an adapter and a retrier; each part defaults to doing nothing.
+/// Type that provides both `RequestAdapter` and `RequestRetrier` functionality.
 public protocol RequestInterceptor: RequestAdapter, RequestRetrier {}
 
 extension RequestInterceptor {
@@ -49,89 +110,14 @@ extension RequestInterceptor {
     }
 }
 
-/// Runs adapters in order, each on the previous one's output, and asks retriers in order until one
-/// decides to retry or fails.
-public final class Interceptor: RequestInterceptor {
-    public let adapters: [any RequestAdapter]
-    public let retriers: [any RequestRetrier]
+/// `RequestAdapter` closure definition.
+public typealias AdaptHandler =
+    @Sendable (
+        _ request: URLRequest, _ session: Session, _ completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) -> Void
 
-    /// - Parameters:
-    ///   - adapters: the adapters, applied in order.
-    ///   - retriers: the retriers, asked in order.
-    public init(adapters: [any RequestAdapter] = [], retriers: [any RequestRetrier] = []) {
-        self.adapters = adapters
-        self.retriers = retriers
-    }
-
-    /// Uses each interceptor as both adapter and retrier.
-    public init(interceptors: [any RequestInterceptor]) {
-        self.adapters = interceptors
-        self.retriers = interceptors
-    }
-
-    public func adapt(
-        _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
-    ) {
-        adapt(urlRequest, for: session, using: adapters[...], completion: completion)
-    }
-
-    private func adapt(
-        _ urlRequest: URLRequest, for session: Session, using adapters: ArraySlice<any RequestAdapter>,
-        completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
-    ) {
-        guard let adapter = adapters.first else { return completion(.success(urlRequest)) }
-        adapter.adapt(urlRequest, for: session) { result in
-            switch result {
-            case .success(let adapted): self.adapt(adapted, for: session, using: adapters.dropFirst(), completion: completion)
-            case .failure: completion(result)
-            }
-        }
-    }
-
-    public func retry(
-        _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
-    ) {
-        retry(request, for: session, dueTo: error, using: retriers[...], completion: completion)
-    }
-
-    private func retry(
-        _ request: Request, for session: Session, dueTo error: any Error, using retriers: ArraySlice<any RequestRetrier>,
-        completion: @escaping @Sendable (RetryResult) -> Void
-    ) {
-        guard let retrier = retriers.first else { return completion(.doNotRetry) }
-        retrier.retry(request, for: session, dueTo: error) { result in
-            switch result {
-            case .retry, .retryWithDelay, .doNotRetryWithError: completion(result)
-            case .doNotRetry: self.retry(request, for: session, dueTo: error, using: retriers.dropFirst(), completion: completion)
-            }
-        }
-    }
-}
-
-/// An adapter from a closure.
-public struct Adapter: RequestInterceptor {
-    public typealias AdaptHandler = @Sendable (URLRequest, Session, @escaping @Sendable (Result<URLRequest, any Error>) -> Void) -> Void
-    private let handler: AdaptHandler
-
-    public init(_ handler: @escaping AdaptHandler) { self.handler = handler }
-
-    public func adapt(
-        _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
-    ) {
-        handler(urlRequest, session, completion)
-    }
-}
-
-/// A retrier from a closure.
-public struct Retrier: RequestInterceptor {
-    public typealias RetryHandler = @Sendable (Request, Session, any Error, @escaping @Sendable (RetryResult) -> Void) -> Void
-    private let handler: RetryHandler
-
-    public init(_ handler: @escaping RetryHandler) { self.handler = handler }
-
-    public func retry(
-        _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
-    ) {
-        handler(request, session, error, completion)
-    }
-}
+/// `RequestRetrier` closure definition.
+public typealias RetryHandler =
+    @Sendable (
+        _ request: Request, _ session: Session, _ error: any Error, _ completion: @escaping @Sendable (RetryResult) -> Void
+    ) -> Void

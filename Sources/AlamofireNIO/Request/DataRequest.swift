@@ -1,3 +1,4 @@
+import AlamofireNIOLoading
 public import Foundation
 import Synchronization
 
@@ -7,92 +8,181 @@ public import FoundationNetworking
 
 /// A request whose response body is kept in memory as `Data`.
 public class DataRequest: Request, @unchecked Sendable {
-    /// What this request's `URLRequest` is made from.
+    /// What an `onHTTPResponse` handler is given: the response, and the completion it must call with its decision.
+    typealias HTTPResponseHandler = @Sendable (HTTPURLResponse, @escaping @Sendable (ResponseDisposition) -> Void) -> Void
+
+    /// `URLRequestConvertible` value used to create `URLRequest`s for this instance.
     public let convertible: any URLRequestConvertible
 
     init(
         convertible: any URLRequestConvertible, underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue,
-        eventMonitor: CompositeEventMonitor?, interceptor: (any RequestInterceptor)?, session: Session
+        eventMonitor: CompositeEventMonitor?, interceptor: (any RequestInterceptor)?, shouldAutomaticallyResume: Bool?, session: Session
     ) {
         self.convertible = convertible
         super.init(
             underlyingQueue: underlyingQueue, serializationQueue: serializationQueue, eventMonitor: eventMonitor, interceptor: interceptor,
-            session: session)
+            shouldAutomaticallyResume: shouldAutomaticallyResume, session: session)
     }
 
     override func makeInitialURLRequest() throws -> URLRequest {
         try convertible.asURLRequest()
     }
 
-    /// The body received so far (all of it once the request has finished); nil when there was none.
+    /// With an `onHTTPResponse` handler the body streams in after the head, so that the handler hears of the response
+    /// before the body arrives and `.cancel` stops it; otherwise it is collected, which is faster.
+    override func loadingDestination() -> LoadingTask.Destination {
+        mutableState.withLock { $0.httpResponseHandler } == nil ? .memory : .stream
+    }
+
+    override func didReceiveResponse(_ response: URLResponse, completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void) {
+        guard let response = response as? HTTPURLResponse else { return completionHandler(.allow) }
+        guard
+            let handler = mutableState.withLock({ state in
+                state.response = response
+                return state.httpResponseHandler
+            })
+        else { return completionHandler(.allow) }
+        handler.queue.async {
+            handler.handler(response) { disposition in
+                guard disposition == .cancel else { return completionHandler(.allow) }
+                self.mutableState.withLock { $0.machine.responseDispositionCancelled() }
+                completionHandler(.cancel)
+            }
+        }
+    }
+
+    /// `Data` read from the server so far.
     public var data: Data? { mutableState.withLock { $0.data } }
 
     // MARK: Validation
 
-    /// Checks a response; `.failure` makes the request fail with that error.
+    /// A closure used to validate a request that takes a URL request, a URL response and data, and returns whether the
+    /// request was valid.
     public typealias Validation = @Sendable (URLRequest?, HTTPURLResponse, Data?) -> ValidationResult
 
-    /// Adds a check that runs when the response has arrived, before any serializer.
+    /// Validates the request, using the specified closure.
+    ///
+    /// - Note: If validation fails, subsequent calls to response handlers will have an associated error.
+    /// - Parameter validation: `Validation` closure used to validate the response.
+    /// - Returns: The instance.
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
         appendValidator({ validation($0.request, $1, $0.data) }) { [unowned self] outcome, response, result in
-            eventMonitor?.performEvent {
-                $0.request(self, didValidateRequest: outcome.request, response: response, data: outcome.data, withResult: result)
-            }
+            monitor()?.request(self, didValidateRequest: outcome.request, response: response, data: outcome.data, withResult: result)
         }
         return self
     }
 
+    // MARK: Responses
+
+    /// Sets a closure called whenever the `DataRequest` produces an `HTTPURLResponse` and providing a completion
+    /// handler to return a `ResponseDisposition` value.
+    ///
+    /// - Parameters:
+    ///   - queue:   `DispatchQueue` on which the closure will be called. `.main` by default.
+    ///   - handler: Closure called when the instance produces an `HTTPURLResponse`. The `completionHandler` provided
+    ///              MUST be called, otherwise the request will never complete.
+    /// - Returns:   The instance.
+    @_disfavoredOverload
+    @discardableResult
+    public func onHTTPResponse(
+        on queue: DispatchQueue = .main,
+        perform handler:
+            @escaping @Sendable (
+                _ response: HTTPURLResponse, _ completionHandler: @escaping @Sendable (ResponseDisposition) -> Void
+            ) -> Void
+    ) -> Self {
+        mutableState.withLock { $0.httpResponseHandler = (queue, handler) }
+        return self
+    }
+
+    /// Sets a closure called whenever the `DataRequest` produces an `HTTPURLResponse`.
+    ///
+    /// - Parameters:
+    ///   - queue:   `DispatchQueue` on which the closure will be called. `.main` by default.
+    ///   - handler: Closure called when the instance produces an `HTTPURLResponse`.
+    /// - Returns:   The instance.
+    @discardableResult
+    public func onHTTPResponse(on queue: DispatchQueue = .main, perform handler: @escaping @Sendable (HTTPURLResponse) -> Void) -> Self {
+        onHTTPResponse(on: queue) { response, completionHandler in
+            handler(response)
+            completionHandler(.allow)
+        }
+    }
+
     // MARK: Response handlers
 
-    /// Calls `completionHandler` on `queue` with the data as received.
-    @discardableResult
-    public func response(queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDataResponse<Data?>) -> Void) -> Self {
+    /// Adds a handler using a `DataResponseSerializerProtocol` value: what both public forms do.
+    /// Adds a handler using `responseSerializer`; `report` tells the monitors (nil for a value that cannot cross queues,
+    /// such as `responseJSON`'s `Any`, which no monitor hears of).
+    private func appendSerializer<Serializer: DataResponseSerializerProtocol>(
+        _ responseSerializer: Serializer, queue: DispatchQueue, report: (@Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void)?,
+        completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
+    ) -> Self {
         appendResponseSerializer(
             queue: queue,
-            makeResponse: { DataResponse($0, result: $0.error.map { .failure($0) } ?? .success($0.data), duration: 0) },
-            report: { response in self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response) } },
+            serialize: { outcome in
+                self.serializeTimed {
+                    try responseSerializer.serialize(
+                        request: outcome.request, response: outcome.response, data: outcome.data, error: outcome.error)
+                }
+            },
+            makeResponse: { DataResponse($0, result: $1, duration: $2) },
+            report: { report?($0) },
             completionHandler: completionHandler)
         return self
     }
 
-    /// Calls `completionHandler` on `queue` with what `responseSerializer` makes of the response.
+    /// Adds a handler to be called once the request has finished.
+    ///
+    /// - Parameters:
+    ///   - queue:             The queue on which the completion handler is dispatched. `.main` by default.
+    ///   - completionHandler: The code to be executed once the request has finished.
+    /// - Returns:             The request.
+    @discardableResult
+    public func response(queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDataResponse<Data?>) -> Void) -> Self {
+        appendResponseSerializer(
+            queue: queue, retriesOnFailure: false,
+            serialize: { outcome in (outcome.error.map { .failure($0) } ?? .success(outcome.data), 0) },
+            makeResponse: { DataResponse($0, result: $1, duration: $2) },
+            report: { response in self.monitor()?.request(self, didParseResponse: response) },
+            completionHandler: completionHandler)
+        return self
+    }
+
+    /// Adds a handler using a `DataResponseSerializerProtocol` value to be called once the request has finished.
+    ///
+    /// - Parameters:
+    ///   - queue:              The queue on which the completion handler is dispatched. `.main` by default
+    ///   - responseSerializer: The response serializer responsible for serializing the request, response, and data.
+    ///   - completionHandler:  The code to be executed once the request has finished.
+    /// - Returns:              The request.
     @discardableResult
     public func response<Serializer: DataResponseSerializerProtocol>(
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
-    ) -> Self {
-        appendSerializer(responseSerializer, queue: queue, completionHandler: completionHandler)
+    ) -> Self where Serializer.SerializedObject: Sendable {
+        appendSerializer(responseSerializer, queue: queue, report: reportParsed, completionHandler: completionHandler)
     }
 
-    private func appendSerializer<Serializer: DataResponseSerializerProtocol>(
-        _ responseSerializer: Serializer, queue: DispatchQueue,
-        completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
-    ) -> Self {
-        appendResponseSerializer(
-            queue: queue,
-            makeResponse: { outcome in
-                let (result, duration) = self.serializeTimed {
-                    try responseSerializer.serialize(
-                        request: outcome.request, response: outcome.response, data: outcome.data, error: outcome.error)
-                }
-                return DataResponse(outcome, result: result, duration: duration)
-            },
-            report: { response in
-                let response = UncheckedSendable(response)
-                self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response.value) }
-            },
-            completionHandler: completionHandler)
-        return self
-    }
-
-    /// The same for a ``ResponseSerializer``, so that `.data`, `.string` and `.decodable(of:)` can name it.
+    /// Adds a handler using a `ResponseSerializer` value to be called once the request has finished.
+    ///
+    /// - Parameters:
+    ///   - queue:              The queue on which the completion handler is dispatched. `.main` by default
+    ///   - responseSerializer: The response serializer responsible for serializing the request, response, and data.
+    ///   - completionHandler:  The code to be executed once the request has finished.
+    /// - Returns:              The request.
     @discardableResult
     public func response<Serializer: ResponseSerializer>(
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
-    ) -> Self {
-        appendSerializer(responseSerializer, queue: queue, completionHandler: completionHandler)
+    ) -> Self where Serializer.SerializedObject: Sendable {
+        appendSerializer(responseSerializer, queue: queue, report: reportParsed, completionHandler: completionHandler)
+    }
+
+    /// Tells the monitors of a serialized response (one whose value may cross queues).
+    private func reportParsed<Value: Sendable>(_ response: AFDataResponse<Value>) {
+        monitor()?.performEvent { $0.request(self, didParseResponse: response) }
     }
 
     /// The data; an empty body fails unless the method (HEAD) or status (204, 205) allows it.
@@ -135,17 +225,15 @@ public class DataRequest: Request, @unchecked Sendable {
         options: JSONSerialization.ReadingOptions = .allowFragments,
         completionHandler: @escaping @Sendable (AFDataResponse<Any>) -> Void
     ) -> Self {
-        response(
-            queue: queue,
-            responseSerializer: JSONResponseSerializer(
+        appendSerializer(
+            JSONResponseSerializer(
                 dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods,
-                options: options),
-            completionHandler: completionHandler)
+                options: options), queue: queue, report: nil, completionHandler: completionHandler)
     }
 
     /// The body decoded as `T` by `decoder` (a `JSONDecoder` by default).
     @discardableResult
-    public func responseDecodable<T: Decodable>(
+    public func responseDecodable<T: Decodable & Sendable>(
         of type: T.Type = T.self, queue: DispatchQueue = .main,
         dataPreprocessor: any DataPreprocessor = DecodableResponseSerializer<T>.defaultDataPreprocessor,
         decoder: any DataDecoder = JSONDecoder(), emptyResponseCodes: Set<Int> = DecodableResponseSerializer<T>.defaultEmptyResponseCodes,
@@ -166,7 +254,7 @@ public class DataRequest: Request, @unchecked Sendable {
         queue: DispatchQueue = .main, options: PropertyListSerialization.ReadOptions = [],
         completionHandler: @escaping @Sendable (AFDataResponse<Any>) -> Void
     ) -> Self {
-        response(queue: queue, responseSerializer: PropertyListResponseSerializer(options: options), completionHandler: completionHandler)
+        appendSerializer(PropertyListResponseSerializer(options: options), queue: queue, report: nil, completionHandler: completionHandler)
     }
 }
 

@@ -58,14 +58,15 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     init(
         downloadable: Downloadable, underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
-        interceptor: (any RequestInterceptor)?, destination: Destination?, fileManager: FileManager, session: Session
+        interceptor: (any RequestInterceptor)?, shouldAutomaticallyResume: Bool?, destination: Destination?, fileManager: FileManager,
+        session: Session
     ) {
         self.downloadable = downloadable
         self.destination = destination
         self.fileManager = fileManager
         super.init(
             underlyingQueue: underlyingQueue, serializationQueue: serializationQueue, eventMonitor: eventMonitor, interceptor: interceptor,
-            session: session)
+            shouldAutomaticallyResume: shouldAutomaticallyResume, session: session)
     }
 
     override func makeInitialURLRequest() throws -> URLRequest {
@@ -78,31 +79,44 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         .file(directory: fileManager.temporaryDirectory)
     }
 
-    /// Moves the file to its destination, as Alamofire does before validation.
-    override func didFinishLoad() -> AFError? {
-        let (temporaryURL, response) = mutableState.withLock { ($0.fileURL, $0.response) }
-        guard let temporaryURL, let response, let destination else { return nil }
-        let (destinationURL, options) = destination(temporaryURL, response)
+    override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingDownloadTask(task) }
+
+    /// The body is in a temporary file at `location`: move it where the destination says, as Alamofire does before
+    /// the task completes (a failed move becomes the request's error and leaves no file behind).
+    func didFinishDownloading(using task: LoadingTask, to location: URL, fileManager: FileManager) {
+        let response = mutableState.withLock { $0.response }
+        let (destinationURL, options) = response.flatMap { response in destination.map { $0(location, response) } } ?? (location, [])
+        monitor()?.request(self, didCreateDestinationURL: destinationURL)
+        let result: Result<URL, AFError>
         do {
-            if options.contains(.removePreviousFile), fileManager.fileExists(atPath: destinationURL.path) {
-                try fileManager.removeItem(at: destinationURL)
+            if destinationURL != location {
+                if options.contains(.removePreviousFile), fileManager.fileExists(atPath: destinationURL.path) {
+                    try fileManager.removeItem(at: destinationURL)
+                }
+                if options.contains(.createIntermediateDirectories) {
+                    try fileManager.createDirectory(at: destinationURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+                }
+                try fileManager.moveItem(at: location, to: destinationURL)
             }
-            if options.contains(.createIntermediateDirectories) {
-                try fileManager.createDirectory(at: destinationURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-            }
-            try fileManager.moveItem(at: temporaryURL, to: destinationURL)
-            mutableState.withLock { $0.fileURL = destinationURL }
-            return nil
+            result = .success(destinationURL)
         } catch {
             // The temporary file is not left behind, as URLSession removes its own.
-            try? fileManager.removeItem(at: temporaryURL)
-            mutableState.withLock { $0.fileURL = nil }
-            return .downloadedFileMoveFailed(error: error, source: temporaryURL, destination: destinationURL)
+            try? fileManager.removeItem(at: location)
+            result = .failure(.downloadedFileMoveFailed(error: error, source: location, destination: destinationURL))
         }
+        mutableState.withLock { state in
+            switch result {
+            case .success(let url): state.fileURL = url
+            case .failure(let failure): state.machine.recordFailure(failure)
+            }
+        }
+        monitor()?.performEvent { $0.request(self, didFinishDownloadingUsing: self.sessionTask(for: task), with: result) }
     }
 
-    /// Cancelled while its last bytes were being written: the file goes, as URLSession's would.
+    /// Cancelled while its last bytes were being written: a file left in the temporary directory goes, as URLSession's
+    /// would; one moved to a destination stays there, as with Alamofire.
     override func didAbandonLoad() {
+        guard destination == nil else { return }
         let fileURL = mutableState.withLock { state in
             defer { state.fileURL = nil }
             return state.fileURL
@@ -132,9 +146,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     @discardableResult
     public func validate(_ validation: @escaping Validation) -> Self {
         appendValidator({ validation($0.request, $1, $0.fileURL) }) { [unowned self] outcome, response, result in
-            eventMonitor?.performEvent {
-                $0.request(self, didValidateRequest: outcome.request, response: response, fileURL: outcome.fileURL, withResult: result)
-            }
+            monitor()?.request(self, didValidateRequest: outcome.request, response: response, fileURL: outcome.fileURL, withResult: result)
         }
         return self
     }
@@ -169,52 +181,77 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     // MARK: Response handlers
 
-    /// Calls `completionHandler` on `queue` with the file as downloaded.
+    /// Adds a handler to be called once the request has finished.
+    ///
+    /// - Parameters:
+    ///   - queue:             The queue on which the completion handler is dispatched. `.main` by default.
+    ///   - completionHandler: The code to be executed once the request has finished.
+    /// - Returns:             The request.
     @discardableResult
     public func response(queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDownloadResponse<URL?>) -> Void) -> Self {
         appendResponseSerializer(
-            queue: queue,
-            makeResponse: { DownloadResponse($0, result: $0.error.map { .failure($0) } ?? .success($0.fileURL), duration: 0) },
-            report: { response in self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response) } },
+            queue: queue, retriesOnFailure: false,
+            serialize: { outcome in (outcome.error.map { .failure($0) } ?? .success(outcome.fileURL), 0) },
+            makeResponse: { DownloadResponse($0, result: $1, duration: $2) },
+            report: { response in self.monitor()?.request(self, didParseResponse: response) },
             completionHandler: completionHandler)
         return self
     }
 
-    /// Calls `completionHandler` on `queue` with what `responseSerializer` makes of the file.
+    /// Adds a handler using a `DownloadResponseSerializerProtocol` value to be called once the request has finished.
+    ///
+    /// - Parameters:
+    ///   - queue:              The queue on which the completion handler is dispatched. `.main` by default.
+    ///   - responseSerializer: The response serializer responsible for serializing the request, response, and data
+    ///                         contained in the destination `URL`.
+    ///   - completionHandler:  The code to be executed once the request has finished.
+    /// - Returns:              The request.
     @discardableResult
     public func response<Serializer: DownloadResponseSerializerProtocol>(
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
-    ) -> Self {
-        appendSerializer(responseSerializer, queue: queue, completionHandler: completionHandler)
+    ) -> Self where Serializer.SerializedObject: Sendable {
+        appendSerializer(responseSerializer, queue: queue, report: reportParsed, completionHandler: completionHandler)
     }
 
-    /// The same for a ``ResponseSerializer``, so that `.data`, `.string` and `.decodable(of:)` can name it.
+    /// Adds a handler using a `ResponseSerializer` value to be called once the request has finished.
+    ///
+    /// - Parameters:
+    ///   - queue:              The queue on which the completion handler is dispatched. `.main` by default.
+    ///   - responseSerializer: The response serializer responsible for serializing the request, response, and data
+    ///                         contained in the destination `URL`.
+    ///   - completionHandler:  The code to be executed once the request has finished.
+    /// - Returns:              The request.
     @discardableResult
     public func response<Serializer: ResponseSerializer>(
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
-    ) -> Self {
-        appendSerializer(responseSerializer, queue: queue, completionHandler: completionHandler)
+    ) -> Self where Serializer.SerializedObject: Sendable {
+        appendSerializer(responseSerializer, queue: queue, report: reportParsed, completionHandler: completionHandler)
     }
 
+    /// Tells the monitors of a serialized response (one whose value may cross queues).
+    private func reportParsed<Value: Sendable>(_ response: AFDownloadResponse<Value>) {
+        monitor()?.performEvent { $0.request(self, didParseResponse: response) }
+    }
+
+    /// Adds a handler using `responseSerializer`; `report` tells the monitors (nil for a value that cannot cross queues,
+    /// such as `responseJSON`'s `Any`, which no monitor hears of).
     private func appendSerializer<Serializer: DownloadResponseSerializerProtocol>(
         _ responseSerializer: Serializer, queue: DispatchQueue,
+        report: (@Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void)?,
         completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
     ) -> Self {
         appendResponseSerializer(
             queue: queue,
-            makeResponse: { outcome in
-                let (result, duration) = self.serializeTimed {
+            serialize: { outcome in
+                self.serializeTimed {
                     try responseSerializer.serializeDownload(
                         request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, error: outcome.error)
                 }
-                return DownloadResponse(outcome, result: result, duration: duration)
             },
-            report: { response in
-                let response = UncheckedSendable(response)
-                self.eventMonitor?.performEvent { $0.request(self, didParseResponse: response.value) }
-            },
+            makeResponse: { DownloadResponse($0, result: $1, duration: $2) },
+            report: { report?($0) },
             completionHandler: completionHandler)
         return self
     }
@@ -269,17 +306,15 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         options: JSONSerialization.ReadingOptions = .allowFragments,
         completionHandler: @escaping @Sendable (AFDownloadResponse<Any>) -> Void
     ) -> Self {
-        response(
-            queue: queue,
-            responseSerializer: JSONResponseSerializer(
+        appendSerializer(
+            JSONResponseSerializer(
                 dataPreprocessor: dataPreprocessor, emptyResponseCodes: emptyResponseCodes, emptyRequestMethods: emptyRequestMethods,
-                options: options),
-            completionHandler: completionHandler)
+                options: options), queue: queue, report: nil, completionHandler: completionHandler)
     }
 
     /// The file's contents decoded as `T`.
     @discardableResult
-    public func responseDecodable<T: Decodable>(
+    public func responseDecodable<T: Decodable & Sendable>(
         of type: T.Type = T.self, queue: DispatchQueue = .main,
         dataPreprocessor: any DataPreprocessor = DecodableResponseSerializer<T>.defaultDataPreprocessor,
         decoder: any DataDecoder = JSONDecoder(), emptyResponseCodes: Set<Int> = DecodableResponseSerializer<T>.defaultEmptyResponseCodes,
@@ -300,6 +335,6 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         queue: DispatchQueue = .main, options: PropertyListSerialization.ReadOptions = [],
         completionHandler: @escaping @Sendable (AFDownloadResponse<Any>) -> Void
     ) -> Self {
-        response(queue: queue, responseSerializer: PropertyListResponseSerializer(options: options), completionHandler: completionHandler)
+        appendSerializer(PropertyListResponseSerializer(options: options), queue: queue, report: nil, completionHandler: completionHandler)
     }
 }

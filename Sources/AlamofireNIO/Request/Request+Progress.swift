@@ -9,6 +9,12 @@ struct TransferProgress {
     var total: Int64 = 0
     /// A delivery is queued on the handler's queue; later counts ride along with it.
     var deliveryPending = false
+
+    /// Back to nothing transferred, for a retry; the handler stays.
+    mutating func reset() {
+        completed = 0
+        total = 0
+    }
 }
 
 /// Which way bytes are moving.
@@ -84,6 +90,23 @@ extension Request {
             progress.totalUnitCount = total
             progress.completedUnitCount = completed
             delivery.handler(progress)
+        }
+    }
+
+    /// Back to nothing transferred, for a retry, as Alamofire resets its `Progress`es (no handler is
+    /// called). With a handler the `Progress` is reset on the handler's queue, where it is updated.
+    func resetProgress() {
+        for direction in [TransferDirection.upload, .download] {
+            let handlerQueue = mutableState.withLock { state in
+                state[progress: direction].reset()
+                return state[progress: direction].handler?.queue
+            }
+            let progress = progress(for: direction)
+            let reset: @Sendable () -> Void = {
+                progress.totalUnitCount = 0
+                progress.completedUnitCount = 0
+            }
+            if let handlerQueue { handlerQueue.async(execute: reset) } else { reset() }
         }
     }
 

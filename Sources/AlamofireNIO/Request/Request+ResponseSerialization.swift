@@ -6,7 +6,8 @@ import FoundationNetworking
 #endif
 
 /// The validation and serializer-dispatch core that every kind of request shares: a kind only says
-/// how its outcome becomes its response type and which monitor event reports it.
+/// how its outcome is serialized, how that becomes its response type and which monitor event
+/// reports it.
 extension Request {
     /// What a validator or serializer needs of the finished request, read under one lock.
     struct Outcome {
@@ -49,19 +50,43 @@ extension Request {
 
     // MARK: Serializers
 
-    /// Adds a serializer: once the request has finished, `makeResponse` turns the outcome into the
-    /// kind's response on the serialization queue, `report` tells the monitors, and
-    /// `completionHandler` gets it on `queue` when every serializer before it has run.
-    func appendResponseSerializer<Response>(
-        queue: DispatchQueue, makeResponse: @escaping @Sendable (Outcome) -> Response,
+    /// Adds a serializer: once the request has finished, `serialize` runs on the serialization
+    /// queue, `makeResponse` wraps its result in the kind's response, `report` tells the monitors,
+    /// and `completionHandler` gets it on `queue` when every serializer before it has run.
+    ///
+    /// When `retriesOnFailure` (every serializer but the plain `response` handlers) and the result
+    /// is a failure, the retriers are asked, as Alamofire asks them: a retry starts the request over
+    /// and every serializer runs again on the new response; a retrier's error replaces the result's.
+    func appendResponseSerializer<Value, Response>(
+        queue: DispatchQueue, retriesOnFailure: Bool = true,
+        serialize: @escaping @Sendable (Outcome) -> (result: Result<Value, AFError>, duration: TimeInterval),
+        makeResponse: @escaping @Sendable (Outcome, Result<Value, AFError>, TimeInterval) -> Response,
         report: @escaping @Sendable (Response) -> Void, completionHandler: @escaping @Sendable (Response) -> Void
     ) {
         appendResponseSerializer {
+            let outcome = self.outcome
+            let (result, duration) = serialize(outcome)
             // The response may hold values the compiler cannot prove Sendable (a parsed JSON `Any`):
             // it is made here and only handed to the user's queue.
-            let response = UncheckedSendable(makeResponse(self.outcome))
+            let response = UncheckedSendable(makeResponse(outcome, result, duration))
             report(response.value)
-            self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response.value) })
+            let complete: @Sendable (UncheckedSendable<Response>) -> Void = { response in
+                self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response.value) })
+            }
+            guard retriesOnFailure, case .failure(let failure) = result, !self.isCancelled else { return complete(response) }
+            self.session.retryResult(for: self, dueTo: failure) { retryResult in
+                switch retryResult {
+                case .doNotRetry:
+                    complete(response)
+                case .doNotRetryWithError(let retryError):
+                    let replaced = Result<Value, AFError>.failure(
+                        retryError.asAFError(or: .requestRetryFailed(retryError: retryError, originalError: failure)))
+                    complete(UncheckedSendable(makeResponse(outcome, replaced, duration)))
+                case .retry, .retryWithDelay:
+                    guard self.mutableState.withLock({ $0.machine.serializerRequestedRetry() }) else { return complete(response) }
+                    self.session.retryRequest(self, withDelay: retryResult.delay)
+                }
+            }
         }
     }
 
@@ -79,11 +104,13 @@ extension Request {
     }
 
     /// Adds a serializer; it runs when the request has finished (at once if it has), and resumes
-    /// the request if the session starts requests immediately.
+    /// the request if it resumes automatically.
     func appendResponseSerializer(_ serializer: @escaping @Sendable () -> Void) {
-        let action = mutableState.withLock { $0.machine.appendSerializer(serializer) }
-        if action.processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
-        if action.resumeNow, session.startRequestsImmediately { resume() }
+        let (processNow, canResume) = mutableState.withLock { state in
+            (state.machine.appendSerializer(serializer), state.machine.state.canTransitionTo(.resumed))
+        }
+        if processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
+        if canResume, shouldAutomaticallyResume ?? session.startRequestsImmediately { resume() }
     }
 
     /// Runs `completion` on `queue`: inline when that is the serialization queue, where completions
@@ -99,12 +126,16 @@ extension Request {
         processNextResponseSerializer()
     }
 
-    /// Runs the next serializer, or, when none is left, calls the completions.
+    /// Runs the next serializer, or, when none is left, calls the completions and cleans up.
     func processNextResponseSerializer() {
         switch mutableState.withLock({ $0.machine.nextSerializerStep() }) {
-        case .none: break
-        case .run(let serializer): serializationQueue.async { serializer() }
-        case .complete(let completions): completions.forEach { $0() }
+        case .none:
+            break
+        case .run(let serializer):
+            serializationQueue.async { serializer() }
+        case .complete(let completions):
+            completions.forEach { $0() }
+            cleanup()
         }
     }
 }

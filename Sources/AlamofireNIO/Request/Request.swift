@@ -6,27 +6,45 @@ import Synchronization
 public import FoundationNetworking
 #endif
 
-/// The life of one request, whatever its kind: the core that data, download and upload requests share.
+/// `Request` is the common superclass of all Alamofire request types and provides common state, delegate, and callback
+/// handling.
 ///
-/// A request is created by a ``Session``, which builds its `URLRequest` (through the convertible, then
-/// the adapters), then loads it with a loading task when it is resumed. The session's delegate hands
-/// the task's events to the request (response, data or file, metrics, completion). When the task
-/// completes, validators run, the retriers may start it over, and then the response serializers run
-/// one after another on the serialization queue; their completion handlers are called in order, each
-/// on its own queue, once all are done. A serializer added later runs at once.
+/// A request is made by a ``Session`` and, by default, does nothing until it is resumed (the first
+/// response handler resumes it when the session starts requests immediately). Resuming sets it
+/// up: the session builds its `URLRequest` (the convertible, then the adapters, the session's
+/// first), and a loading task is made for it, which follows the request's state (resumed,
+/// suspended, cancelled). The session's delegate hands the task's events to the request: response,
+/// data or file, metrics, completion. When the task completes, validators run, then the retriers
+/// may start it over; otherwise the response serializers run one after another on the
+/// serialization queue, and their completion handlers are called in order, each on its own queue,
+/// once all are done. A serializer that fails asks the retriers too. A serializer added later runs
+/// at once.
 ///
 /// The rules live in one ``RequestStateMachine`` value; the request keeps it, with what the
-/// attempts produced, behind one `Mutex`, and performs what the machine returns after releasing the
-/// lock. User code runs on the queues the user chose, never under the lock.
+/// attempts produced, behind one `Mutex`, and performs what the machine returns after releasing
+/// the lock. Event monitors are told at the moments Alamofire tells them, and user code runs on
+/// the queues the user chose, never under the lock.
 public class Request: @unchecked Sendable {
-    /// Where a request is in its life.
+    /// State of the `Request`, with managed transitions between states set when calling `resume()`, `suspend()`, or
+    /// `cancel()` on the `Request`.
     public enum State: Sendable {
+        /// Initial state of the `Request`.
         case initialized
+        /// `State` set when `resume()` is called. Any tasks created for the `Request` will have `resume()` called on
+        /// them in this state.
         case resumed
+        /// `State` set when `suspend()` is called. Any tasks created for the `Request` will have `suspend()` called on
+        /// them in this state.
         case suspended
+        /// `State` set when `cancel()` is called. Any tasks created for the `Request` will have `cancel()` called on
+        /// them. Unlike `resumed` or `suspended`, once in the `cancelled` state, the `Request` can no longer transition
+        /// to any other state.
         case cancelled
+        /// `State` set when all response serialization completion closures have been cleared on the `Request` and
+        /// enqueued on their respective queues.
         case finished
 
+        /// Determines whether `self` can be transitioned to the provided `State`.
         func canTransitionTo(_ state: State) -> Bool {
             switch (self, state) {
             case (.initialized, _): true
@@ -38,15 +56,31 @@ public class Request: @unchecked Sendable {
         }
     }
 
-    /// What a validation closure returns.
+    /// Type indicating how a `DataRequest` should proceed after receiving an `HTTPURLResponse`.
+    public enum ResponseDisposition: Sendable {
+        /// Allow the request to continue normally.
+        case allow
+        /// Cancel the request, similar to calling `cancel()`.
+        case cancel
+    }
+
+    /// Used to represent whether a validation succeeded or failed.
     public typealias ValidationResult = Result<Void, any Error>
 
-    /// Called with a request's upload or download progress.
-    public typealias ProgressHandler = @Sendable (Progress) -> Void
+    /// Closure type executed when monitoring the upload or download progress of a request.
+    public typealias ProgressHandler = @Sendable (_ progress: Progress) -> Void
 
     struct MutableState {
         var machine = RequestStateMachine<LoadingTask>()
+        var interceptor: (any RequestInterceptor)?
+        var eventMonitor: CompositeEventMonitor?
+        var redirectHandler: (any RedirectHandler)?
+        var cachedResponseHandler: (any CachedResponseHandler)?
+        var credential: URLCredential?
         var requests: [URLRequest] = []
+        /// The loading tasks made, one per attempt, and the `URLSessionTask` stand-ins made for them so far.
+        var tasks: [LoadingTask] = []
+        var sessionTasks: [ObjectIdentifier: URLSessionTask] = [:]
         var allMetrics: [TaskMetrics] = []
         var response: HTTPURLResponse?
         var data: Data?
@@ -55,70 +89,60 @@ public class Request: @unchecked Sendable {
         var uploadProgressState = TransferProgress()
         var downloadProgressState = TransferProgress()
         var validators: [@Sendable () -> Void] = []
-        var cURLHandlers: [(DispatchQueue, @Sendable (String) -> Void)] = []
+        var cURLHandler: (queue: DispatchQueue, handler: @Sendable (String) -> Void)?
+        var urlRequestHandler: (queue: DispatchQueue, handler: @Sendable (URLRequest) -> Void)?
+        var urlSessionTaskHandler: (queue: DispatchQueue, handler: @Sendable (URLSessionTask) -> Void)?
+        /// A data request's `onHTTPResponse` handler.
+        var httpResponseHandler: (queue: DispatchQueue, handler: DataRequest.HTTPResponseHandler)?
+        /// Called once serialization has ended (the async streams finish there).
+        var finishHandlers: [@Sendable () -> Void] = []
     }
 
-    /// Identifies the request.
+    /// `UUID` providing a unique identifier for the `Request`, used in the `Hashable` and `Equatable` conformances.
     public let id: UUID
-    /// The queue the request's own work is serialized on.
+    /// The serial queue for all internal async actions.
     public let underlyingQueue: DispatchQueue
-    /// Where response serializers run.
+    /// The queue used for all serialization actions. By default it's a serial queue that targets `underlyingQueue`.
     public let serializationQueue: DispatchQueue
-    /// The request's own interceptor, used with the session's.
-    public let interceptor: (any RequestInterceptor)?
-    let eventMonitor: CompositeEventMonitor?
+    /// Whether the instance should call `resume()` automatically once the first response handler has been added.
+    /// Overrides the same setting from `Session`, if set. `nil` by default (defers to the `Session`).
+    public let shouldAutomaticallyResume: Bool?
     let session: Session
-    let mutableState = Mutex(MutableState())
+    let mutableState: Mutex<MutableState>
 
-    /// How much of the body has been sent (updated as the transport writes it).
+    /// `Progress` of the upload of the body of the executed `URLRequest`. Reset to `0` if the `Request` is retried.
     public let uploadProgress = Progress(totalUnitCount: 0)
-    /// How much of the response body has arrived; the total is `-1` while unknown.
+    /// `Progress` of the download of any response data. Reset to `0` if the `Request` is retried.
     public let downloadProgress = Progress(totalUnitCount: 0)
 
     init(
         id: UUID = .random(), underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
-        interceptor: (any RequestInterceptor)?, session: Session
+        interceptor: (any RequestInterceptor)?, shouldAutomaticallyResume: Bool?, session: Session
     ) {
         self.id = id
         self.underlyingQueue = underlyingQueue
         self.serializationQueue = serializationQueue
-        self.eventMonitor = eventMonitor
-        self.interceptor = interceptor
+        self.shouldAutomaticallyResume = shouldAutomaticallyResume
         self.session = session
+        var state = MutableState()
+        state.interceptor = interceptor
+        state.eventMonitor = eventMonitor
+        self.mutableState = Mutex(state)
     }
+
+    // MARK: What each kind of request does differently
 
     /// Builds the initial `URLRequest`; each kind of request knows how.
     func makeInitialURLRequest() throws -> URLRequest {
         throw AFError.createURLRequestFailed(error: URLError(.unsupportedURL))
     }
 
-    // MARK: State
+    /// Readies what the task needs beyond its `URLRequest` (an upload's body), once per attempt;
+    /// returns the error that ends the attempt, if any.
+    func prepareTask() -> AFError? { nil }
 
-    public var state: State { mutableState.withLock { $0.machine.state } }
-    public var isInitialized: Bool { state == .initialized }
-    public var isResumed: Bool { state == .resumed }
-    public var isSuspended: Bool { state == .suspended }
-    public var isCancelled: Bool { state == .cancelled }
-    public var isFinished: Bool { state == .finished }
-
-    /// Every `URLRequest` made for this request, adapted and retried ones included.
-    public var requests: [URLRequest] { mutableState.withLock { $0.requests } }
-    public var firstRequest: URLRequest? { requests.first }
-    public var lastRequest: URLRequest? { requests.last }
-    /// The latest `URLRequest`.
-    public var request: URLRequest? { lastRequest }
-    /// The response of the latest attempt.
-    public var response: HTTPURLResponse? { mutableState.withLock { $0.response } }
-    /// Metrics of every attempt.
-    public var allMetrics: [TaskMetrics] { mutableState.withLock { $0.allMetrics } }
-    /// Metrics of the latest attempt.
-    public var metrics: TaskMetrics? { allMetrics.last }
-    /// How many times the request was retried.
-    public var retryCount: Int { mutableState.withLock { $0.machine.retryCount } }
-    /// Why the request failed, if it did.
-    public var error: AFError? { mutableState.withLock { $0.machine.error } }
-
-    // MARK: What each kind of request does differently
+    /// A kind of request's word on its new task, before it starts (an upload of a stream provides it).
+    func didCreateLoadingTask(_ task: LoadingTask) {}
 
     /// Where the body comes from when it is not the `URLRequest`'s `httpBody` (uploads).
     func loadingBody() -> RequestBody? { nil }
@@ -126,239 +150,161 @@ public class Request: @unchecked Sendable {
     /// Where the response body goes: memory, or a file for downloads.
     func loadingDestination() -> LoadingTask.Destination { .memory }
 
-    /// A kind of request's last word on a completed load before validation (a download moves its
-    /// file here); returns the error that ends the request, if any.
-    func didFinishLoad() -> AFError? { nil }
+    /// The `URLSessionTask` that stands for `task` (a data task unless the kind says otherwise).
+    func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingDataTask(task) }
 
-    /// The load completed but the request had failed (it was cancelled meanwhile): a kind of
-    /// request drops what the load left behind (a download's file).
-    func didAbandonLoad() {}
-
-    /// Clears the last attempt's outcome before the next one (a download also drops its file).
-    func prepareForRetry() {
-        mutableState.withLock { state in
-            state.response = nil
-            state.data = nil
-            state.fileURL = nil
-        }
+    /// The final response's head arrived: record it, and say whether the body may come (a data
+    /// request's `onHTTPResponse` handler decides).
+    func didReceiveResponse(_ response: URLResponse, completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void) {
+        if let response = response as? HTTPURLResponse { mutableState.withLock { $0.response = response } }
+        completionHandler(.allow)
     }
 
-    // MARK: Control
-
-    /// Cancels the request; its result becomes ``AFError/explicitlyCancelled``.
-    @discardableResult
-    public func cancel() -> Self {
-        let action = mutableState.withLock { $0.machine.cancel() }
-        if case .none = action { return self }
-        // Told first, so monitors hear of the cancel before the finish it causes.
-        eventMonitor?.performEvent { $0.requestDidCancel(self) }
-        switch action {
-        case .none, .notify: break
-        case .cancelTask(let task): task.cancel()
-        case .finish: underlyingQueue.async { self.finish() }
-        }
-        return self
-    }
-
-    /// Stops the request from starting (a transfer already under way continues).
-    @discardableResult
-    public func suspend() -> Self {
-        if mutableState.withLock({ $0.machine.suspend() }) { eventMonitor?.performEvent { $0.requestDidSuspend(self) } }
-        return self
-    }
-
-    /// Starts the request, or lets a suspended one start.
-    @discardableResult
-    public func resume() -> Self {
-        guard case .resumed(let pending) = mutableState.withLock({ $0.machine.resume() }) else { return self }
-        eventMonitor?.performEvent { $0.requestDidResume(self) }
-        if let pending { startLoading(pending) }
-        return self
-    }
-
-    // MARK: Lifecycle, driven by the Session
-
-    func didCreateInitialURLRequest(_ urlRequest: URLRequest) {
-        mutableState.withLock { $0.requests.append(urlRequest) }
-        eventMonitor?.performEvent { $0.request(self, didCreateInitialURLRequest: urlRequest) }
-    }
-
-    func didFailToCreateURLRequest(with error: AFError) {
-        eventMonitor?.performEvent { $0.request(self, didFailToCreateURLRequestWithError: error) }
-        callCURLHandlers()
-        retryOrFinish(creationFailure: error)
-    }
-
-    func didAdaptInitialRequest(_ initialRequest: URLRequest, to adaptedRequest: URLRequest) {
-        mutableState.withLock { $0.requests.append(adaptedRequest) }
-        eventMonitor?.performEvent { $0.request(self, didAdaptInitialRequest: initialRequest, to: adaptedRequest) }
-    }
-
-    func didFailToAdaptURLRequest(_ request: URLRequest, withError error: AFError) {
-        eventMonitor?.performEvent { $0.request(self, didFailToAdaptURLRequest: request, withError: error) }
-        callCURLHandlers()
-        retryOrFinish(creationFailure: error)
-    }
-
-    /// The final `URLRequest` is ready: load it now if resumed, else when resumed.
-    func didCreateURLRequest(_ urlRequest: URLRequest) {
-        eventMonitor?.performEvent { $0.request(self, didCreateURLRequest: urlRequest) }
-        callCURLHandlers()
-        if case .load(let urlRequest) = mutableState.withLock({ $0.machine.urlRequestCreated(urlRequest) }) {
-            startLoading(urlRequest)
-        }
-    }
-
-    private func startLoading(_ urlRequest: URLRequest) {
-        let task = session.loading.makeTask(
-            with: urlRequest, body: loadingBody(), destination: loadingDestination(), delegate: session.delegate, owner: self)
-        if case .resume(let task) = mutableState.withLock({ $0.machine.loadingTaskCreated(task) }) { task.resume() }
-    }
-
-    // MARK: Loading task events, from the SessionDelegate
-
-    func didReceiveResponse(_ response: HTTPURLResponse) {
-        mutableState.withLock { $0.response = response }
-    }
-
+    /// Body bytes arrived (all of a collected body at once, or one chunk of a streamed one).
     func didReceiveData(_ data: Data) {
         mutableState.withLock { state in
             if state.data == nil { state.data = data } else { state.data?.append(data) }
         }
     }
 
-    func didFinishDownloading(to location: URL) {
-        mutableState.withLock { $0.fileURL = location }
-    }
-
-    func didGatherMetrics(_ metrics: TaskMetrics) {
-        mutableState.withLock { $0.allMetrics.append(metrics) }
-        eventMonitor?.performEvent { $0.request(self, didGatherMetrics: metrics) }
-    }
-
-    /// The task completed: on the request's queue, validate, then retry or finish.
-    func didCompleteTask(with failure: URLError?) {
-        if failure == nil { completeUnknownDownloadProgress() }
-        underlyingQueue.async { self.didCompleteLoad(failure) }
-    }
-
-    private func didCompleteLoad(_ failure: URLError?) {
-        let loadError = failure.map { AFError.sessionTaskFailed(error: $0) }
-        var error = mutableState.withLock { $0.machine.loadCompleted(error: loadError) }
-        if error == nil {
-            if let failure = didFinishLoad() {
-                error = mutableState.withLock { state in
-                    state.machine.recordFailure(failure)
-                    return state.machine.error
-                }
-            }
-        } else {
-            didAbandonLoad()
-        }
-        eventMonitor?.performEvent { [error] in $0.request(self, didCompleteWith: error) }
-        if error == nil {
-            // Validators may record an error.
-            mutableState.withLock { $0.validators }.forEach { $0() }
-        }
-        retryOrFinish()
-    }
-
-    /// Asks the retriers when the request failed with an error worth retrying, else finishes.
-    func retryOrFinish(creationFailure: AFError? = nil) {
-        switch mutableState.withLock({ $0.machine.retryOrFinish(creationFailure: creationFailure) }) {
-        case .none:
-            break
-        case .finish:
-            finish()
-        case .askRetrier(let error):
-            session.retryResult(for: self, dueTo: error) { result in self.didDecideRetry(result) }
-        }
-    }
-
-    private func didDecideRetry(_ result: RetryResult) {
-        switch mutableState.withLock({ $0.machine.retryDecided(result) }) {
-        case .none:
-            break
-        case .finish:
-            finish()
-        case .retry(let delay):
-            prepareForRetry()
-            eventMonitor?.performEvent { $0.requestIsRetrying(self) }
-            session.retryRequest(self, withDelay: delay)
-        }
-    }
-
-    /// The retry delay has passed: whether the session should build the request again.
-    func retryDelayElapsed() -> Bool {
-        mutableState.withLock { $0.machine.retryDelayElapsed() }
-    }
-
-    /// Records a validator's failure; a cancellation or earlier failure wins.
-    func recordFailure(_ failure: AFError) {
-        mutableState.withLock { $0.machine.recordFailure(failure) }
-    }
-
-    /// Ends the request: runs the response serializers, tells the monitors and the session.
-    func finish() {
-        let finishing = mutableState.withLock { state in
-            guard state.machine.finish() else { return false }
-            // No load follows: let go of the validators (and whatever their closures hold).
-            state.validators.removeAll()
-            return true
-        }
-        guard finishing else { return }
-        processNextResponseSerializer()
-        eventMonitor?.performEvent { $0.requestDidFinish(self) }
-        session.requestDidFinish(self)
-    }
-
-    // MARK: cURL
-
-    /// Calls `handler` on `queue` with the request as a cURL command, once the request exists.
-    @discardableResult
-    public func cURLDescription(on queue: DispatchQueue = .main, calling handler: @escaping @Sendable (String) -> Void) -> Self {
-        let hasRequest = mutableState.withLock { state -> Bool in
-            if state.requests.isEmpty && state.machine.error == nil {
-                state.cURLHandlers.append((queue, handler))
-                return false
-            }
-            return true
-        }
-        if hasRequest {
-            let description = cURLDescription()
-            queue.async { handler(description) }
-        }
-        return self
-    }
-
-    private func callCURLHandlers() {
+    /// Serialization has ended: the finish handlers run and the session lets the request go.
+    func cleanup() {
         let handlers = mutableState.withLock { state in
-            defer { state.cURLHandlers.removeAll() }
-            return state.cURLHandlers
+            defer { state.finishHandlers.removeAll() }
+            return state.finishHandlers
         }
-        guard !handlers.isEmpty else { return }
-        let description = cURLDescription()
-        for (queue, handler) in handlers { queue.async { handler(description) } }
+        handlers.forEach { $0() }
+        session.cleanup(after: self)
     }
 
-    /// The latest request as a cURL command, with the session's headers.
-    public func cURLDescription() -> String {
-        guard let request = lastRequest, let url = request.url else { return "$ curl command could not be created" }
-        var components = ["$ curl -v"]
-        if let method = request.httpMethod, method != "GET" { components.append("-X \(method)") }
-        var headers = session.configuration.headers
-        for header in request.headers { headers.update(header) }
-        for header in headers where header.name.lowercased() != "cookie" {
-            components.append("-H \"\(header.name): \(header.value.replacingOccurrences(of: "\"", with: "\\\""))\"")
+    /// Stops `task` for a `cancel()`; a download may first keep what it needs to resume.
+    func cancelLoadingTask(_ task: LoadingTask) {
+        task.cancel()
+    }
+
+    /// The load completed but the request had failed (it was cancelled meanwhile): a kind of
+    /// request drops what the load left behind.
+    func didAbandonLoad() {}
+
+    /// Clears the last attempt's outcome before the next one.
+    func prepareForRetry() {
+        mutableState.withLock { state in
+            state.response = nil
+            state.data = nil
+            state.fileURL = nil
         }
-        if let body = request.httpBody {
-            let text = String(decoding: body, as: UTF8.self)
-                .replacingOccurrences(of: "\\\"", with: "\\\\\"")
-                .replacingOccurrences(of: "\"", with: "\\\"")
-            components.append("-d \"\(text)\"")
+        resetProgress()
+    }
+
+    // MARK: State
+
+    /// `State` of the `Request`.
+    public var state: State { mutableState.withLock { $0.machine.state } }
+    /// Returns whether `state` is `.initialized`.
+    public var isInitialized: Bool { state == .initialized }
+    /// Returns whether `state` is `.resumed`.
+    public var isResumed: Bool { state == .resumed }
+    /// Returns whether `state` is `.suspended`.
+    public var isSuspended: Bool { state == .suspended }
+    /// Returns whether `state` is `.cancelled`.
+    public var isCancelled: Bool { state == .cancelled }
+    /// Returns whether `state` is `.finished`.
+    public var isFinished: Bool { state == .finished }
+
+    /// `EventMonitor` used for event callbacks: the session's monitors, then any added with ``eventMonitor(_:)``.
+    public var eventMonitor: (any EventMonitor)? { mutableState.withLock { $0.eventMonitor } }
+    /// The `Request`'s interceptor, run after the session's.
+    public var interceptor: (any RequestInterceptor)? { mutableState.withLock { $0.interceptor } }
+    /// The `Request`'s delegate: its ``Session``.
+    public var delegate: (any RequestDelegate)? { session }
+
+    /// `RedirectHandler` set on the instance.
+    public internal(set) var redirectHandler: (any RedirectHandler)? {
+        get { mutableState.withLock { $0.redirectHandler } }
+        set { mutableState.withLock { $0.redirectHandler = newValue } }
+    }
+
+    /// `CachedResponseHandler` set on the instance.
+    public internal(set) var cachedResponseHandler: (any CachedResponseHandler)? {
+        get { mutableState.withLock { $0.cachedResponseHandler } }
+        set { mutableState.withLock { $0.cachedResponseHandler = newValue } }
+    }
+
+    /// `URLCredential` used for authentication challenges. Created by calling one of the `authenticate` methods.
+    public internal(set) var credential: URLCredential? {
+        get { mutableState.withLock { $0.credential } }
+        set { mutableState.withLock { $0.credential = newValue } }
+    }
+
+    /// `ProgressHandler` called when `uploadProgress` is updated, on the provided `DispatchQueue`.
+    public var uploadProgressHandler: (handler: ProgressHandler, queue: DispatchQueue)? {
+        mutableState.withLock { $0.uploadProgressState.handler }
+    }
+
+    /// `ProgressHandler` called when `downloadProgress` is updated, on the provided `DispatchQueue`.
+    public var downloadProgressHandler: (handler: ProgressHandler, queue: DispatchQueue)? {
+        mutableState.withLock { $0.downloadProgressState.handler }
+    }
+
+    // MARK: What the attempts produced
+
+    /// All `URLRequest`s created on behalf of the `Request`, including original and adapted requests.
+    public var requests: [URLRequest] { mutableState.withLock { $0.requests } }
+    /// First `URLRequest` created on behalf of the `Request`. May not be the first one actually executed.
+    public var firstRequest: URLRequest? { requests.first }
+    /// Last `URLRequest` created on behalf of the `Request`.
+    public var lastRequest: URLRequest? { mutableState.withLock { $0.requests.last } }
+    /// Current `URLRequest` created on behalf of the `Request`.
+    public var request: URLRequest? { lastRequest }
+    /// `URLRequest`s from all of the `URLSessionTask`s executed on behalf of the `Request`. May be different from
+    /// `requests` due to redirects.
+    public var performedRequests: [URLRequest] { mutableState.withLock { $0.tasks.map(\.snapshot.currentRequest) } }
+
+    /// `HTTPURLResponse` received from the server, if any. If the `Request` was retried, this is the response of the
+    /// last `URLSessionTask`.
+    public var response: HTTPURLResponse? { mutableState.withLock { $0.response } }
+
+    /// All `URLSessionTask`s created on behalf of the `Request`.
+    public var tasks: [URLSessionTask] {
+        let tasks = mutableState.withLock { $0.tasks }
+        return tasks.map(sessionTask(for:))
+    }
+    /// First `URLSessionTask` created on behalf of the `Request`.
+    public var firstTask: URLSessionTask? { mutableState.withLock { $0.tasks.first }.map(sessionTask(for:)) }
+    /// Last `URLSessionTask` created on behalf of the `Request`.
+    public var lastTask: URLSessionTask? { mutableState.withLock { $0.tasks.last }.map(sessionTask(for:)) }
+    /// Current `URLSessionTask` created on behalf of the `Request`.
+    public var task: URLSessionTask? { lastTask }
+
+    /// All metrics gathered on behalf of the `Request`, one per task.
+    public var allMetrics: [TaskMetrics] { mutableState.withLock { $0.allMetrics } }
+    /// First metrics gathered on behalf of the `Request`.
+    public var firstMetrics: TaskMetrics? { allMetrics.first }
+    /// Last metrics gathered on behalf of the `Request`.
+    public var lastMetrics: TaskMetrics? { mutableState.withLock { $0.allMetrics.last } }
+    /// Current metrics gathered on behalf of the `Request`.
+    public var metrics: TaskMetrics? { lastMetrics }
+
+    /// Number of times the `Request` has been retried.
+    public var retryCount: Int { mutableState.withLock { $0.machine.retryCount } }
+    /// `Error` returned from Alamofire internally, from the network request directly, or any validators executed.
+    public var error: AFError? { mutableState.withLock { $0.machine.error } }
+
+    /// The `URLSessionTask` standing for `task`, made the first time it is asked for.
+    func sessionTask(for task: LoadingTask) -> URLSessionTask {
+        mutableState.withLock { state in
+            if let made = state.sessionTasks[ObjectIdentifier(task)] { return made }
+            let made = makeSessionTask(for: task)
+            state.sessionTasks[ObjectIdentifier(task)] = made
+            return made
         }
-        components.append("\"\(url.absoluteString)\"")
-        return components.joined(separator: " \\\n\t")
+    }
+
+    /// The monitors to tell of an event: nil when none would hear it (an event ``AlamofireNotifications``
+    /// posts no notification for is heard only by the others), so callers skip building it.
+    func monitor(posting notification: Notification.Name? = nil) -> CompositeEventMonitor? {
+        guard let monitor = mutableState.withLock({ $0.eventMonitor }) else { return nil }
+        return notification == nil && monitor.isEmpty ? nil : monitor
     }
 }
 
@@ -368,10 +314,29 @@ extension Request: Equatable, Hashable {
 }
 
 extension Request: CustomStringConvertible {
-    /// `GET https://host/path (200)`, or without the status before a response.
+    /// A textual representation of this instance, including the `HTTPMethod` and `URL` if the `URLRequest` has been
+    /// created, as well as the response status code, if a response has been received.
     public var description: String {
-        guard let request, let url = request.url, let method = request.httpMethod else { return "No request created yet." }
+        guard let request = performedRequests.last ?? lastRequest, let url = request.url, let method = request.httpMethod else {
+            return "No request created yet."
+        }
         let status = response.map { " (\($0.statusCode))" } ?? ""
         return "\(method) \(url.absoluteString)\(status)"
     }
+}
+
+/// Protocol abstraction for `Request`'s communication back to its ``Session``.
+public protocol RequestDelegate: AnyObject, Sendable {
+    /// `URLSessionConfiguration` used to create the underlying `URLSessionTask`s.
+    var sessionConfiguration: URLSessionConfiguration { get }
+    /// Determines whether the `Request` should automatically call `resume()` when adding the first response handler.
+    var startImmediately: Bool { get }
+    /// Starts setting up `request`: called by `resume()` the first time (with `.lazy` request setup).
+    func readyToPerform(request: Request)
+    /// Notifies the delegate the `Request` has reached a point where it needs cleanup.
+    func cleanup(after request: Request)
+    /// Asynchronously ask the delegate whether a `Request` will be retried.
+    func retryResult(for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void)
+    /// Asynchronously retry the `Request`.
+    func retryRequest(_ request: Request, withDelay timeDelay: TimeInterval?)
 }

@@ -5,29 +5,32 @@ import FoundationNetworking
 #endif
 
 /// The rules of a ``Request``'s life, as a value: the public ``Request/State``, where the request is
-/// in its pipeline (``Phase``), its error and its response serializers. Each event returns what the
-/// request must do next; the request does it after releasing its lock. Generic over the loading
-/// task so that tests drive it with a stand-in.
+/// in its pipeline (``Phase``), its error, its retry count and its response serializers. Each event
+/// returns what the request must do next; the request does it after releasing its lock. Generic
+/// over the loading task so that tests drive it with a stand-in.
 ///
 /// ```
-/// creatingRequest ─created─▶ waitingForResume ─resume─▶ loading ─completed─▶ validating
-///        ▲                        (resumed: straight to loading)                  │
-///        └── waitingToRetry ◀─retry── awaitingRetryDecision ◀─failed──────────────┤
-///                                            └─don't retry─▶ finishing ◀─passed───┘
+/// notStarted ─setUp─▶ creatingRequest ─task made─▶ loading ─completed─▶ validating
+///   (lazy: the first resume sets up)  ▲                                    │
+///                                     └─ waitingToRetry ◀─retry─ awaitingRetryDecision ◀─failed─┤
+///                                              ▲                     └─don't retry─▶ finishing ◀─┘
+///                                              └──── a serializer asked to retry ────────┘
 /// finishing ─serializers done─▶ finished ─serializer added─▶ finishing
 /// ```
-/// A cancel stops a running loading task (whose completion then finishes the request) or, when no
-/// task runs, finishes the request at once; events that arrive for the abandoned pipeline after that
-/// (a URL request built, a retrier's answer, a retry delay) are ignored. The first error stays: a
-/// validation or retry answer never overwrites the cancellation.
+/// The task is made as soon as the `URLRequest` exists and follows the request's state: resumed,
+/// suspended or left waiting for a resume. A cancel stops the task (whose completion then finishes
+/// the request) or, when no task runs, finishes the request at once; events that arrive for the
+/// abandoned pipeline after that (a task made, a retrier's answer, a retry delay) are ignored. The
+/// first error stays: a validation or retry answer never overwrites the cancellation.
 struct RequestStateMachine<Task: AnyObject & Sendable> {
     typealias Work = @Sendable () -> Void
 
     enum Phase {
+        /// Nothing has happened yet: a lazily set-up request waits for its first resume.
+        case notStarted
+        /// The `URLRequest` is being built and adapted (and, for uploads, the body made).
         case creatingRequest
-        case waitingForResume(URLRequest)
-        /// The task, once made (nil while it is being made).
-        case loading(Task?)
+        case loading(Task)
         case validating
         case awaitingRetryDecision
         case waitingToRetry
@@ -36,7 +39,7 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
     }
 
     private(set) var state: Request.State = .initialized
-    private(set) var phase: Phase = .creatingRequest
+    private(set) var phase: Phase = .notStarted
     private(set) var error: AFError?
     private(set) var retryCount = 0
     private var serializers: [Work] = []
@@ -44,27 +47,45 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
 
     var isCancelled: Bool { state == .cancelled }
 
+    /// The task of the load under way, if one runs.
+    var runningTask: Task? {
+        if case .loading(let task) = phase { task } else { nil }
+    }
+
     // MARK: Control
 
-    enum ResumeAction {
-        case none
-        /// Tell the monitors; load `URLRequest` if it was waiting.
-        case resumed(load: URLRequest?)
-    }
-
-    mutating func resume() -> ResumeAction {
-        guard state.canTransitionTo(.resumed) else { return .none }
-        state = .resumed
-        guard case .waitingForResume(let urlRequest) = phase else { return .resumed(load: nil) }
-        phase = .loading(nil)
-        return .resumed(load: urlRequest)
-    }
-
-    /// Whether the request was suspended (and the monitors are to be told).
-    mutating func suspend() -> Bool {
-        guard state.canTransitionTo(.suspended) else { return false }
-        state = .suspended
+    /// Starts setting up (eager requests, at creation): whether this call did.
+    mutating func setUp() -> Bool {
+        guard case .notStarted = phase, !isCancelled else { return false }
+        phase = .creatingRequest
         return true
+    }
+
+    struct ResumeAction {
+        /// The request's set-up starts now (a lazy request's first resume).
+        var setUp = false
+        /// The running task to resume.
+        var task: Task?
+    }
+
+    /// Resumes the request: nil when it cannot be (already resumed, cancelled or finished), else
+    /// what to start; the monitors are told in both other cases.
+    mutating func resume() -> ResumeAction? {
+        guard state.canTransitionTo(.resumed) else { return nil }
+        state = .resumed
+        var action = ResumeAction(task: runningTask)
+        if case .notStarted = phase {
+            phase = .creatingRequest
+            action.setUp = true
+        }
+        return action
+    }
+
+    /// Suspends the request: nil when it cannot be, else the running task to suspend, if any.
+    mutating func suspend() -> Task?? {
+        guard state.canTransitionTo(.suspended) else { return nil }
+        state = .suspended
+        return .some(runningTask)
     }
 
     enum CancelAction {
@@ -82,44 +103,43 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
         state = .cancelled
         if error == nil { error = .explicitlyCancelled }
         switch phase {
-        case .loading(let task?):
+        case .loading(let task):
             return .cancelTask(task)
         case .finishing, .finished:
             return .notify
-        case .creatingRequest, .waitingForResume, .loading(nil), .validating, .awaitingRetryDecision, .waitingToRetry:
+        case .notStarted, .creatingRequest, .validating, .awaitingRetryDecision, .waitingToRetry:
             return .finish
         }
     }
 
+    /// A response handler answered `.cancel`: the request is cancelled (the loading task stops on
+    /// its own), without a `cancel()` call and so without its events, as in Alamofire.
+    mutating func responseDispositionCancelled() {
+        guard state.canTransitionTo(.cancelled) else { return }
+        state = .cancelled
+        if error == nil { error = .explicitlyCancelled }
+    }
+
     // MARK: Pipeline
 
-    enum CreatedAction {
-        case none
-        case load(URLRequest)
-        case waitForResume
-    }
-
-    /// The `URLRequest` is built and adapted.
-    mutating func urlRequestCreated(_ urlRequest: URLRequest) -> CreatedAction {
-        guard case .creatingRequest = phase, !isCancelled else { return .none }
-        guard state == .resumed else {
-            phase = .waitingForResume(urlRequest)
-            return .waitForResume
-        }
-        phase = .loading(nil)
-        return .load(urlRequest)
-    }
-
-    enum TaskAction {
-        case resume(Task)
-        /// Cancelled while it was being made: it is not started, the cancel already finished the request.
+    enum TaskAction: Equatable {
+        /// The request was cancelled or moved on while the task was made: drop it, unstarted.
         case discard
+        /// The request waits for a resume: leave the task unstarted.
+        case none
+        case resume
+        case suspend
     }
 
-    mutating func loadingTaskCreated(_ task: Task) -> TaskAction {
-        guard case .loading(nil) = phase, !isCancelled else { return .discard }
+    /// The `URLRequest` is ready and its task made: what the task must do for the request's state.
+    mutating func taskCreated(_ task: Task) -> TaskAction {
+        guard case .creatingRequest = phase, !isCancelled else { return .discard }
         phase = .loading(task)
-        return .resume(task)
+        switch state {
+        case .resumed: return .resume
+        case .suspended: return .suspend
+        case .initialized, .cancelled, .finished: return .none
+        }
     }
 
     /// The loading task completed; returns the request's error (the load's, unless one came first).
@@ -157,38 +177,54 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
     enum RetryDecisionAction {
         case none
         case finish
-        /// Clear the last attempt and build the request again after `delay`.
+        /// Wait `delay`, then start the request over.
         case retry(delay: TimeInterval)
     }
 
+    /// The retriers answered (already mapped by the session: a retrier's error comes as
+    /// `.doNotRetryWithError(AFError.requestRetryFailed)`).
     mutating func retryDecided(_ result: RetryResult) -> RetryDecisionAction {
         guard case .awaitingRetryDecision = phase, !isCancelled else { return .none }
         switch result {
         case .retry, .retryWithDelay:
-            retryCount += 1
-            error = nil
             phase = .waitingToRetry
             return .retry(delay: result.delay ?? 0)
         case .doNotRetry:
+            // Decided: a second answer changes nothing; the request finishes next.
+            phase = .validating
             return .finish
         case .doNotRetryWithError(let retryError):
-            if let originalError = error {
-                error = .requestRetryFailed(retryError: retryError, originalError: originalError)
-            }
+            phase = .validating
+            // A retrier's own failure replaces the request's error.
+            error = retryError.asAFError(or: .requestRetryFailed(retryError: retryError, originalError: error ?? .explicitlyCancelled))
             return .finish
         }
     }
 
-    /// The retry delay has passed: whether to build the request again (not when cancelled meanwhile).
+    /// A response serializer failed and the retriers decided to retry: the request starts over
+    /// once `delay` has passed (the serializers run again on the new response). False when it
+    /// cannot (cancelled meanwhile): the serializer then completes with its failure.
+    mutating func serializerRequestedRetry() -> Bool {
+        guard case .finishing = phase, !isCancelled else { return false }
+        phase = .waitingToRetry
+        return true
+    }
+
+    /// The retry delay has passed: whether to start over (not when cancelled meanwhile). The retry
+    /// count grows and the last attempt's error and serializer completions are dropped, as
+    /// Alamofire's `prepareForRetry()` does.
     mutating func retryDelayElapsed() -> Bool {
         guard case .waitingToRetry = phase, !isCancelled else { return false }
+        retryCount += 1
+        error = nil
+        completions.removeAll()
         phase = .creatingRequest
         return true
     }
 
     // MARK: Response serializers
 
-    /// Starts finishing: whether this call did (a request finishes once).
+    /// Starts finishing: whether this call did (a request finishes once per attempt).
     mutating func finish() -> Bool {
         switch phase {
         case .finishing, .finished: return false
@@ -198,22 +234,21 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
         }
     }
 
-    struct AppendAction {
-        /// Processing had ended: start it again for the new serializer.
-        var processNow: Bool
-        /// The request was never resumed: resume it if the session starts requests immediately.
-        var resumeNow: Bool
+    /// Whether the request has begun finishing.
+    var isFinishing: Bool {
+        switch phase {
+        case .finishing, .finished: true
+        default: false
+        }
     }
 
-    mutating func appendSerializer(_ serializer: @escaping Work) -> AppendAction {
+    /// Adds a serializer; returns whether processing had ended and must start again for it.
+    mutating func appendSerializer(_ serializer: @escaping Work) -> Bool {
         serializers.append(serializer)
-        var processNow = false
-        if case .finished = phase {
-            phase = .finishing
-            if state == .finished { state = .resumed }
-            processNow = true
-        }
-        return AppendAction(processNow: processNow, resumeNow: state == .initialized)
+        guard case .finished = phase else { return false }
+        phase = .finishing
+        if state == .finished { state = .resumed }
+        return true
     }
 
     enum SerializerStep {

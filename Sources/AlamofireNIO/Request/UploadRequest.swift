@@ -6,48 +6,52 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// A ``DataRequest`` whose body comes from `Data`, a file or an `InputStream`, with upload progress.
+/// `DataRequest` subclass which handles `Data` upload from memory, file, or stream, with upload progress.
 public final class UploadRequest: DataRequest, @unchecked Sendable {
-    /// Where an upload's body comes from.
+    /// Type describing the origin of the upload, whether `Data`, file, or stream.
     public enum Uploadable: @unchecked Sendable {
-        /// Bytes in memory.
+        /// Upload from the provided `Data` value.
         case data(Data)
-        /// A file, streamed from disk; removed once the request ends when `shouldRemove` is set.
+        /// Upload from the provided file `URL`, as well as a `Bool` determining whether the source file should be
+        /// automatically removed once uploaded.
         case file(URL, shouldRemove: Bool)
-        /// A stream, read once: a request with a stream body is not retried after it started sending.
+        /// Upload from the provided `InputStream` (sent chunked, once: a retry after it began sending fails).
         case stream(InputStream)
     }
 
-    /// What the request and its body are made from.
-    public let upload: any UploadConvertible
-    /// Used to remove a file the request made for its own body.
+    /// The `UploadableConvertible` value used to produce the `Uploadable` value for this instance.
+    public let upload: any UploadableConvertible
+    /// `FileManager` used to perform cleanup tasks, including the removal of multipart form encoded payloads written
+    /// to disk.
     public let fileManager: FileManager
-    /// The body source, once made.
+    /// `Uploadable` value used by the instance, made anew for each attempt.
     public var uploadable: Uploadable? { uploadableState.withLock { $0 } }
     private let uploadableState = Mutex<Uploadable?>(nil)
 
     init(
         convertible: any UploadConvertible, underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue,
-        eventMonitor: CompositeEventMonitor?, interceptor: (any RequestInterceptor)?, fileManager: FileManager, session: Session
+        eventMonitor: CompositeEventMonitor?, interceptor: (any RequestInterceptor)?, shouldAutomaticallyResume: Bool?,
+        fileManager: FileManager, session: Session
     ) {
         self.upload = convertible
         self.fileManager = fileManager
         super.init(
             convertible: convertible, underlyingQueue: underlyingQueue, serializationQueue: serializationQueue, eventMonitor: eventMonitor,
-            interceptor: interceptor, session: session)
+            interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, session: session)
     }
 
-    override func makeInitialURLRequest() throws -> URLRequest {
-        let request = try upload.asURLRequest()
-        if uploadable == nil {
-            do {
-                let made = try upload.createUploadable()
-                uploadableState.withLock { $0 = made }
-            } catch {
-                throw error.asAFError(or: .createUploadableFailed(error: error))
-            }
+    /// Makes the body for this attempt, as Alamofire does once the request is adapted.
+    override func prepareTask() -> AFError? {
+        do {
+            let made = try upload.createUploadable()
+            uploadableState.withLock { $0 = made }
+            monitor()?.request(self, didCreateUploadable: made)
+            return nil
+        } catch {
+            let failure = error.asAFError(or: .createUploadableFailed(error: error))
+            monitor()?.request(self, didFailToCreateUploadableWithError: failure)
+            return failure
         }
-        return request
     }
 
     override func loadingBody() -> RequestBody? {
@@ -59,15 +63,32 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
         }
     }
 
-    override func finish() {
+    override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingUploadTask(task) }
+
+    /// A streamed upload's task asks for its stream as it starts, as URLSession's does.
+    override func didCreateLoadingTask(_ task: LoadingTask) {
+        guard case .stream(let stream) = uploadable else { return }
+        if !session.eventMonitor.isEmpty {
+            let session = session
+            session.eventMonitor.performEvent { $0.urlSession(session.session, taskNeedsNewBodyStream: self.sessionTask(for: task)) }
+        }
+        let provided = UncheckedSendable(stream)
+        monitor()?.performEvent { $0.request(self, didProvideInputStream: provided.value) }
+    }
+
+    /// Once serialization has ended, a file made for this upload (`shouldRemove`) is removed.
+    override func cleanup() {
         if case .file(let url, shouldRemove: true) = uploadable { try? fileManager.removeItem(at: url) }
-        super.finish()
+        super.cleanup()
     }
 }
 
-/// Makes an upload's body source.
+/// A type that can produce an `UploadRequest.Uploadable` value.
 public protocol UploadableConvertible: Sendable {
-    /// The body source; throwing fails the request with ``AFError/createUploadableFailed(error:)``.
+    /// Produces an `UploadRequest.Uploadable` value from the instance.
+    ///
+    /// - Returns: The `UploadRequest.Uploadable`.
+    /// - Throws:  Any `Error` produced during creation.
     func createUploadable() throws -> UploadRequest.Uploadable
 }
 
@@ -75,7 +96,7 @@ extension UploadRequest.Uploadable: UploadableConvertible {
     public func createUploadable() throws -> UploadRequest.Uploadable { self }
 }
 
-/// Makes both an upload's `URLRequest` and its body source.
+/// A type that can be converted to an upload, whether from an `UploadRequest.Uploadable` or `URLRequestConvertible`.
 public protocol UploadConvertible: UploadableConvertible & URLRequestConvertible {}
 
 /// An upload's request (a URL, method and headers) with its body source.

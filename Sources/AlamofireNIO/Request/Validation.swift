@@ -45,17 +45,16 @@ enum ResponseValidation {
 
     static func contentType(_ response: HTTPURLResponse, bodyIsEmpty: Bool, acceptable: [String]) -> Request.ValidationResult {
         guard !bodyIsEmpty else { return .success(()) }
-        let acceptable = acceptable.map { $0.trimmingCharacters(in: .whitespaces) }
         guard let contentType = response.mimeType ?? response.value(forHTTPHeaderField: "Content-Type").map(mediaType),
             let responseType = MIMEType(contentType)
         else {
             if acceptable.contains(where: { MIMEType($0)?.isWildcard == true }) { return .success(()) }
-            return .failure(AFError.responseValidationFailed(reason: .missingContentType(acceptableContentTypes: acceptable)))
+            return .failure(AFError.responseValidationFailed(reason: .missingContentType(acceptableContentTypes: acceptable.sorted())))
         }
         if acceptable.contains(where: { MIMEType($0)?.matches(responseType) == true }) { return .success(()) }
         return .failure(
             AFError.responseValidationFailed(
-                reason: .unacceptableContentType(acceptableContentTypes: acceptable, responseContentType: contentType)))
+                reason: .unacceptableContentType(acceptableContentTypes: acceptable.sorted(), responseContentType: contentType)))
     }
 
     private static func mediaType(_ header: String) -> String {

@@ -10,59 +10,114 @@ import Synchronization
 public import FoundationNetworking
 #endif
 
-/// The shared ``Session``, as in `AF.request(...)`.
+/// Reference to `Session.default` for quick bootstrapping and examples.
 public let AF = Session.default
 
-/// Creates requests and runs them on its own transport, as Alamofire's `Session` does on a
-/// `URLSession`. The configuration's headers, timeouts and per-host connection limit apply.
-public final class Session: @unchecked Sendable {
-    /// The session `AF` stands for.
+/// `Session` creates and manages Alamofire's `Request` types during their lifetimes. It also provides common
+/// functionality for all `Request`s, including queuing, interception, trust management, redirect handling, and response
+/// cache handling.
+///
+/// Requests run on AlamofireNIO's own loading layer and transport instead of a `URLSession`; the
+/// configuration's headers, timeouts and per-host connection limit apply.
+open class Session: @unchecked Sendable {
+    /// Type describing the timing of `Request` setup after creation.
+    public enum RequestSetup: Sendable {
+        /// Calls the needed lifetime methods on created `Request`s only after they have `resume` called. `Request`s are
+        /// inert upon creation.
+        case lazy
+        /// Calls the needed lifetime methods on created `Request`s immediately upon creation. Default in Alamofire
+        /// versions before 5.11.
+        ///
+        /// - Warning: May lead to races between `Request.resume()` and various lifetime events. Not recommended except
+        ///            for backward compatibility.
+        case eager
+    }
+
+    /// Shared singleton instance used by all `AF.request` APIs. Cannot be modified.
     public static let `default` = Session()
 
     /// The configuration the session was made with. Changing it afterwards has no effect.
     public let configuration: URLSessionConfiguration
-    /// The queue requests' internal work is serialized on.
-    public let rootQueue: DispatchQueue
-    /// Whether a request starts as soon as its first response handler is added.
-    public let startRequestsImmediately: Bool
-    /// Where `URLRequest`s are built when one was passed to `init`; otherwise they are built on the
-    /// calling thread, which saves a hop per request (creation is cheap and never blocks).
-    public let requestQueue: DispatchQueue
-    private let createsRequestsOnCallingThread: Bool
-    /// Where response serializers run.
-    public let serializationQueue: DispatchQueue
-    /// Applied to every request, before the request's own.
-    public let interceptor: (any RequestInterceptor)?
-    /// Hears the loading tasks' events and hands them to the requests.
+    /// Instance's `SessionDelegate`, which hands the loading tasks' events to the `Request`s.
     public let delegate: SessionDelegate
+    /// Root `DispatchQueue` for all internal callbacks and state update. **MUST** be a serial queue.
+    public let rootQueue: DispatchQueue
+    /// Value determining whether this instance automatically calls `resume()` on all created `Request`s.
+    public let startRequestsImmediately: Bool
+    /// Value determining the timing of `Request` setup after creation. `.lazy` by default.
+    public let requestSetup: RequestSetup
+    /// `DispatchQueue` on which `URLRequest`s are created when one was passed to `init`; otherwise they are created on
+    /// the thread that resumes the request, which saves a hop per request (creation is cheap and never blocks).
+    public let requestQueue: DispatchQueue
+    let createsRequestsOnCallingThread: Bool
+    /// `DispatchQueue` passed to all `Request`s on which they perform their response serialization.
+    public let serializationQueue: DispatchQueue
+    /// `RequestInterceptor` used for all `Request` created by the instance. `RequestInterceptor`s can also be added on a
+    /// per-`Request` basis, in which case interceptors from the `Session` are executed first. `nil` by default.
+    public let interceptor: (any RequestInterceptor)?
+    /// `ServerTrustManager` instance used to evaluate all trust challenges and provide certificate and key pinning.
+    public let serverTrustManager: ServerTrustManager?
+    /// `RedirectHandler` instance used to provide customization for request redirection.
+    public let redirectHandler: (any RedirectHandler)?
+    /// `CachedResponseHandler` instance used to provide customization of cached response handling.
+    public let cachedResponseHandler: (any CachedResponseHandler)?
+    /// `CompositeEventMonitor` used to compose any passed `EventMonitor`s. `EventMonitor`s can also be added on a
+    /// per-`Request` basis, in which case monitors from the `Session` are executed first.
+    public let eventMonitor: CompositeEventMonitor
+    /// `EventMonitor`s included in all instances unless overwritten. `[AlamofireNotifications()]` by default.
+    @available(*, deprecated, message: "Use [AlamofireNotifications()] directly.")
+    public let defaultEventMonitors: [any EventMonitor] = [AlamofireNotifications()]
     /// Where the session logs (its transport's connections and retries, at debug and trace levels).
     public let logger: Logger
-    let eventMonitor: CompositeEventMonitor
     let transport: HTTPTransport
     let loading: LoadingSession
-    private let activeRequests = Mutex<[UUID: Request]>([:])
+    let activeRequests = Mutex<Set<Request>>([])
+    private let urlSession: Mutex<URLSession?>
 
+    /// Creates a `Session` from a `URLSessionConfiguration`.
+    ///
     /// - Parameters:
-    ///   - configuration: headers, timeouts and the connection limit (`URLSessionConfiguration.af.default`).
-    ///   - delegate: hears the loading tasks' events and hands them to the requests.
-    ///   - rootQueue: the serial queue for requests' internal work.
-    ///   - startRequestsImmediately: whether adding a response handler starts a request (`true`).
-    ///   - requestQueue: where `URLRequest`s are built; by default, the thread that makes the request.
-    ///   - serializationQueue: where responses are serialized (a queue targeting `rootQueue` by default).
-    ///   - interceptor: adapts and retries every request.
-    ///   - eventMonitors: told of every request's events.
-    ///   - eventLoopGroup: where connections live: NIO's shared group by default; pass an app's own
-    ///     so that its server and its client share loops.
-    ///   - logger: where the session logs; silent by default.
+    ///   - configuration:            `URLSessionConfiguration` whose headers, timeouts and connection limit apply.
+    ///                               Changes to this value after being passed to this initializer will have no effect.
+    ///                               `URLSessionConfiguration.af.default` by default.
+    ///   - delegate:                 `SessionDelegate` that hands the loading tasks' events to the `Request`s.
+    ///                               `SessionDelegate()` by default.
+    ///   - rootQueue:                Root `DispatchQueue` for all internal callbacks and state updates. **MUST** be a
+    ///                               serial queue. `DispatchQueue(label: "org.alamofire.session.rootQueue")` by default.
+    ///   - startRequestsImmediately: Determines whether this instance will automatically start all `Request`s once a
+    ///                               response handler is added. `true` by default.
+    ///   - requestSetup:             Determines when the `Session` will perform the internal setup for created
+    ///                               `Request`s. `.lazy` by default.
+    ///   - requestQueue:             `DispatchQueue` on which to perform `URLRequest` creation. `nil` by default: on the
+    ///                               thread that resumes the request.
+    ///   - serializationQueue:       `DispatchQueue` on which to perform all response serialization. By default this
+    ///                               queue will use the `rootQueue` as its `target`. `nil` by default.
+    ///   - interceptor:              `RequestInterceptor` to be used for all `Request`s created by this instance. `nil`
+    ///                               by default.
+    ///   - serverTrustManager:       `ServerTrustManager` to be used for all trust evaluations by this instance. `nil`
+    ///                               by default.
+    ///   - redirectHandler:          `RedirectHandler` to be used by all `Request`s created by this instance. `nil` by
+    ///                               default.
+    ///   - cachedResponseHandler:    `CachedResponseHandler` to be used by all `Request`s created by this instance.
+    ///                               `nil` by default.
+    ///   - eventMonitors:            `EventMonitor`s used by the instance. `[AlamofireNotifications()]` by default;
+    ///                               `[]` means none.
+    ///   - eventLoopGroup:           Where connections live: NIO's shared group by default; pass an app's own so that
+    ///                               its server and its client share loops. (AlamofireNIO's own.)
+    ///   - logger:                   Where the session logs; silent by default. (AlamofireNIO's own.)
     public init(
         configuration: URLSessionConfiguration = URLSessionConfiguration.af.default,
         delegate: SessionDelegate = SessionDelegate(),
         rootQueue: DispatchQueue = DispatchQueue(label: "org.alamofire.session.rootQueue"),
         startRequestsImmediately: Bool = true,
+        requestSetup: RequestSetup = .lazy,
         requestQueue: DispatchQueue? = nil,
         serializationQueue: DispatchQueue? = nil,
         interceptor: (any RequestInterceptor)? = nil,
-        eventMonitors: [any EventMonitor] = [],
+        serverTrustManager: ServerTrustManager? = nil,
+        redirectHandler: (any RedirectHandler)? = nil,
+        cachedResponseHandler: (any CachedResponseHandler)? = nil,
+        eventMonitors: [any EventMonitor] = [AlamofireNotifications()],
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "org.alamofire.session", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
@@ -71,11 +126,16 @@ public final class Session: @unchecked Sendable {
         self.logger = logger
         self.rootQueue = rootQueue
         self.startRequestsImmediately = startRequestsImmediately
+        self.requestSetup = requestSetup
         self.createsRequestsOnCallingThread = requestQueue == nil
         self.requestQueue = requestQueue ?? DispatchQueue(label: "\(rootQueue.label).requestQueue", target: rootQueue)
         self.serializationQueue = serializationQueue ?? DispatchQueue(label: "\(rootQueue.label).serializationQueue", target: rootQueue)
         self.interceptor = interceptor
-        self.eventMonitor = CompositeEventMonitor(monitors: eventMonitors)
+        self.serverTrustManager = serverTrustManager
+        self.redirectHandler = redirectHandler
+        self.cachedResponseHandler = cachedResponseHandler
+        self.eventMonitor = CompositeEventMonitor(queue: rootQueue, monitors: eventMonitors)
+        self.urlSession = Mutex(nil)
         var transportConfiguration = HTTPTransport.Configuration()
         transportConfiguration.maximumConnectionsPerHost = max(1, configuration.httpMaximumConnectionsPerHost)
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
@@ -84,158 +144,85 @@ public final class Session: @unchecked Sendable {
             requestTimeout: configuration.timeoutIntervalForRequest, resourceTimeout: configuration.timeoutIntervalForResource)
     }
 
+    /// Creates a `Session` from an existing `URLSession`: its configuration applies, and it is the ``session`` the
+    /// event monitors see. It loads nothing; AlamofireNIO's transport does.
+    ///
+    /// - Parameters: as ``init(configuration:delegate:rootQueue:startRequestsImmediately:requestSetup:requestQueue:serializationQueue:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:eventLoopGroup:logger:)``,
+    ///   with `session` in place of `configuration`.
+    public convenience init(
+        session: URLSession, delegate: SessionDelegate, rootQueue: DispatchQueue, startRequestsImmediately: Bool = true,
+        requestSetup: RequestSetup = .lazy, requestQueue: DispatchQueue? = nil, serializationQueue: DispatchQueue? = nil,
+        interceptor: (any RequestInterceptor)? = nil, serverTrustManager: ServerTrustManager? = nil,
+        redirectHandler: (any RedirectHandler)? = nil, cachedResponseHandler: (any CachedResponseHandler)? = nil,
+        eventMonitors: [any EventMonitor] = [AlamofireNotifications()]
+    ) {
+        self.init(
+            configuration: session.configuration, delegate: delegate, rootQueue: rootQueue,
+            startRequestsImmediately: startRequestsImmediately,
+            requestSetup: requestSetup, requestQueue: requestQueue, serializationQueue: serializationQueue, interceptor: interceptor,
+            serverTrustManager: serverTrustManager, redirectHandler: redirectHandler, cachedResponseHandler: cachedResponseHandler,
+            eventMonitors: eventMonitors)
+        urlSession.withLock { $0 = session }
+    }
+
     deinit {
         transport.shutdown()
+        if let session = urlSession.withLock({ $0 }) {
+            session.invalidateAndCancel()
+            eventMonitor.urlSession(session, didBecomeInvalidWithError: nil)
+        }
     }
 
-    // MARK: Data requests
+    /// The `URLSession` passed to the event monitors' URLSession events: it carries ``configuration`` but loads
+    /// nothing. Made the first time it is needed.
+    public var session: URLSession {
+        urlSession.withLock { session in
+            if let session { return session }
+            let made = URLSession(configuration: configuration)
+            session = made
+            return made
+        }
+    }
 
-    /// A request whose parameters are encoded by an `Encodable`-aware ``ParameterEncoder``.
+    // MARK: All requests
+
+    /// Perform an action on all active `Request`s.
+    ///
+    /// - Note: The provided `action` closure is performed asynchronously, meaning that some `Request`s may complete and
+    ///         be unavailable by time it runs. Additionally, this action is performed on the instances's `rootQueue`,
+    ///         so care should be taken that actions are fast. Once the work on the `Request`s is complete, any
+    ///         additional work should be performed on another queue.
+    ///
+    /// - Parameter action: Closure to perform with all `Request`s.
+    public func withAllRequests(perform action: @escaping @Sendable (Set<Request>) -> Void) {
+        rootQueue.async { action(self.activeRequests.withLock { $0 }) }
+    }
+
+    /// Cancel all active `Request`s, optionally calling a completion handler when complete.
+    ///
+    /// - Note: This is an asynchronous operation and does not block the creation of future `Request`s. Cancelled
+    ///         `Request`s may not cancel immediately due internal work, and may not cancel at all if they are close to
+    ///         completion when cancelled.
+    ///
     /// - Parameters:
-    ///   - convertible: the URL.
-    ///   - method: the HTTP method (GET).
-    ///   - parameters: the parameters, if any.
-    ///   - encoder: how to encode them (`URLEncodedFormParameterEncoder.default`).
-    ///   - headers: header fields for this request.
-    ///   - interceptor: this request's own interceptor.
-    ///   - requestModifier: changes the `URLRequest` before the parameters are encoded.
-    public func request<Parameters: Encodable & Sendable>(
-        _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
-        encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default, headers: HTTPHeaders? = nil,
-        interceptor: (any RequestInterceptor)? = nil, requestModifier: RequestModifier? = nil
-    ) -> DataRequest {
-        let convertible = RequestEncodableConvertible(
-            url: convertible, method: method, parameters: parameters, encoder: encoder, headers: headers, requestModifier: requestModifier)
-        return request(convertible, interceptor: interceptor)
+    ///   - queue:      `DispatchQueue` on which the completion handler is run. `.main` by default.
+    ///   - completion: Closure to be called when all `Request`s have been cancelled.
+    public func cancelAllRequests(completingOnQueue queue: DispatchQueue = .main, completion: (@Sendable () -> Void)? = nil) {
+        withAllRequests { requests in
+            requests.forEach { $0.cancel() }
+            queue.async { completion?() }
+        }
     }
 
-    /// A request whose ``Parameters`` dictionary is encoded by a ``ParameterEncoding``.
-    public func request(
-        _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
-        encoding: any ParameterEncoding = URLEncoding.default, headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil,
-        requestModifier: RequestModifier? = nil
-    ) -> DataRequest {
-        let convertible = RequestConvertible(
-            url: convertible, method: method, parameters: UncheckedSendable(parameters), encoding: encoding, headers: headers,
-            requestModifier: requestModifier)
-        return request(convertible, interceptor: interceptor)
-    }
+    /// Closure which provides a `URLRequest` for mutation.
+    public typealias RequestModifier = @Sendable (inout URLRequest) throws -> Void
 
-    /// A request for a `URLRequestConvertible`, such as a router.
-    public func request(_ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil) -> DataRequest {
-        let request = DataRequest(
-            convertible: convertible, underlyingQueue: rootQueue, serializationQueue: serializationQueue,
-            eventMonitor: eventMonitor.monitors.isEmpty ? nil : eventMonitor, interceptor: interceptor, session: self)
-        perform(request)
+    /// Registers a new request and starts setting it up when the session sets requests up eagerly.
+    func prepare<R: Request>(_ request: R) -> R {
+        if requestSetup == .eager { request.setUpEagerly() }
         return request
     }
-
-    // MARK: Running requests
-
-    func perform(_ request: Request) {
-        activeRequests.withLock { $0[request.id] = request }
-        if createsRequestsOnCallingThread {
-            createURLRequest(for: request)
-        } else {
-            requestQueue.async { self.createURLRequest(for: request) }
-        }
-    }
-
-    private func createURLRequest(for request: Request) {
-        guard !request.isCancelled else { return }
-        let initial: URLRequest
-        do {
-            initial = try request.makeInitialURLRequest()
-            try initial.validate()
-        } catch {
-            request.didFailToCreateURLRequest(with: error.asAFError(or: .createURLRequestFailed(error: error)))
-            return
-        }
-        request.didCreateInitialURLRequest(initial)
-        guard let adapter = adapter(for: request) else {
-            request.didCreateURLRequest(initial)
-            return
-        }
-        adapter.adapt(initial, for: self) { result in
-            self.rootQueue.async {
-                switch result {
-                case .success(let adapted):
-                    request.didAdaptInitialRequest(initial, to: adapted)
-                    request.didCreateURLRequest(adapted)
-                case .failure(let error):
-                    request.didFailToAdaptURLRequest(initial, withError: error.asAFError(or: .requestAdaptationFailed(error: error)))
-                }
-            }
-        }
-    }
-
-    private func adapter(for request: Request) -> (any RequestAdapter)? {
-        switch (interceptor, request.interceptor) {
-        case (nil, nil): nil
-        case (let one?, nil), (nil, let one?): one
-        case (let session?, let own?): Interceptor(adapters: [session, own], retriers: [session, own])
-        }
-    }
-
-    func retryResult(for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
-        guard let retrier = adapter(for: request) as? any RequestRetrier else {
-            return rootQueue.async { completion(.doNotRetry) }
-        }
-        retrier.retry(request, for: self, dueTo: error) { result in self.rootQueue.async { completion(result) } }
-    }
-
-    func retryRequest(_ request: Request, withDelay delay: TimeInterval) {
-        rootQueue.asyncAfter(deadline: .now() + max(0, delay)) {
-            // A request cancelled meanwhile has finished already.
-            guard request.retryDelayElapsed() else { return }
-            self.requestQueue.async { self.createURLRequest(for: request) }
-        }
-    }
-
-    func requestDidFinish(_ request: Request) {
-        activeRequests.withLock { _ = $0.removeValue(forKey: request.id) }
-    }
-
-    /// Cancels every request this session is running.
-    public func cancelAllRequests(completingOnQueue queue: DispatchQueue = .main, completion: (@Sendable () -> Void)? = nil) {
-        let requests = activeRequests.withLock { Array($0.values) }
-        requests.forEach { $0.cancel() }
-        if let completion { queue.async(execute: completion) }
-    }
 }
 
-/// Changes a `URLRequest` while it is being built, before parameters are encoded.
-public typealias RequestModifier = @Sendable (inout URLRequest) throws -> Void
-
-/// The `URLRequest` of `session.request(_:method:parameters:encoder:...)`.
-struct RequestEncodableConvertible<Parameters: Encodable & Sendable>: URLRequestConvertible {
-    let url: any URLConvertible
-    let method: HTTPMethod
-    let parameters: Parameters?
-    let encoder: any ParameterEncoder
-    let headers: HTTPHeaders?
-    let requestModifier: RequestModifier?
-
-    func asURLRequest() throws -> URLRequest {
-        var request = try URLRequest(url: url, method: method, headers: headers)
-        try requestModifier?(&request)
-        return try parameters.map { try encoder.encode($0, into: request) } ?? request
-    }
-}
-
-/// The `URLRequest` of `session.request(_:method:parameters:encoding:...)`. The parameters are
-/// copied at the call and only read afterwards.
-struct RequestConvertible: URLRequestConvertible {
-    let url: any URLConvertible
-    let method: HTTPMethod
-    let parameters: UncheckedSendable<Parameters?>
-    let encoding: any ParameterEncoding
-    let headers: HTTPHeaders?
-    let requestModifier: RequestModifier?
-
-    func asURLRequest() throws -> URLRequest {
-        var request = try URLRequest(url: url, method: method, headers: headers)
-        try requestModifier?(&request)
-        return try encoding.encode(request, with: parameters.value)
-    }
-}
+/// Closure which provides a `URLRequest` for mutation.
+public typealias RequestModifier = Session.RequestModifier

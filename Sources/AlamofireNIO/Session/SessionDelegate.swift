@@ -5,8 +5,10 @@ public import Foundation
 package import FoundationNetworking
 #endif
 
-/// Receives the loading tasks' events — the moments URLSession calls its delegate — and hands each
-/// to the ``Request`` the task runs for, as Alamofire's `SessionDelegate` does for URLSession's.
+/// Receives the loading tasks' events — the moments URLSession calls its delegate — and, as
+/// Alamofire's `SessionDelegate` does for URLSession's, tells the session's event monitors of each
+/// and hands it to the ``Request`` the task runs for: redirects go to the redirect handler,
+/// responses to the request's response handler, files to the download's destination.
 ///
 /// Events arrive on the transport's event loops; the request records them under its lock and moves
 /// to its own queue only when the task completes, so a request costs one hop between the wire and
@@ -23,6 +25,16 @@ public final class SessionDelegate: Sendable {
     private func request(for task: LoadingTask) -> Request? {
         task.owner as? Request
     }
+
+    /// Tells the session's monitors of a URLSession event, when any would hear it; `event` gets the
+    /// session's `URLSession` and the task's stand-in.
+    private func tell(
+        _ request: Request, about task: LoadingTask, _ event: @escaping @Sendable (any EventMonitor, URLSession, URLSessionTask) -> Void
+    ) {
+        let session = request.session
+        guard !session.eventMonitor.isEmpty else { return }
+        session.eventMonitor.performEvent { event($0, session.session, request.sessionTask(for: task)) }
+    }
 }
 
 extension SessionDelegate: LoadingTaskDelegate {
@@ -30,40 +42,123 @@ extension SessionDelegate: LoadingTaskDelegate {
         _ task: LoadingTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        // The redirect handlers' seat: every redirect URLSession's rules allow is followed.
-        completionHandler(newRequest)
+        guard let request = request(for: task) else { return completionHandler(newRequest) }
+        tell(request, about: task) { $0.urlSession($1, task: $2, willPerformHTTPRedirection: response, newRequest: newRequest) }
+        guard let handler = request.redirectHandler ?? request.session.redirectHandler else { return completionHandler(newRequest) }
+        handler.task(request.sessionTask(for: task), willBeRedirectedTo: newRequest, for: response) { completionHandler($0) }
+    }
+
+    package func loadingTask(
+        _ task: LoadingTask, didReceive challenge: LoadingChallenge,
+        completionHandler: @escaping @Sendable (LoadingChallenge.Disposition) -> Void
+    ) {
+        guard let request = request(for: task) else { return completionHandler(.performDefaultHandling) }
+        tell(request, about: task) { monitor, session, sessionTask in
+            let challenge = URLAuthenticationChallenge(
+                protectionSpace: challenge.protectionSpace, proposedCredential: nil, previousFailureCount: challenge.previousFailureCount,
+                failureResponse: challenge.failureResponse, error: nil, sender: ChallengeSender())
+            monitor.urlSession(session, task: sessionTask, didReceive: challenge)
+        }
+        completionHandler(request.credential.map { .useCredential($0) } ?? .performDefaultHandling)
+    }
+
+    package func loadingTaskNeedsNewBodyStream(_ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+        if let request = request(for: task) { tell(request, about: task) { $0.urlSession($1, taskNeedsNewBodyStream: $2) } }
+        // The stream already read cannot be sent again: the task fails with `.requestBodyStreamExhausted`.
+        completionHandler(nil)
     }
 
     package func loadingTask(_ task: LoadingTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
     {
-        request(for: task)?.updateProgress(.upload, completed: totalBytesSent, total: totalBytesExpectedToSend)
-    }
-
-    package func loadingTask(_ task: LoadingTask, didReceiveBodyBytes totalBytesReceived: Int64, totalBytesExpected: Int64?) {
-        request(for: task)?.updateProgress(.download, completed: totalBytesReceived, total: totalBytesExpected)
+        guard let request = request(for: task) else { return }
+        tell(request, about: task) {
+            $0.urlSession(
+                $1, task: $2, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
+                totalBytesExpectedToSend: totalBytesExpectedToSend ?? NSURLSessionTransferSizeUnknown)
+        }
+        request.updateProgress(.upload, completed: totalBytesSent, total: totalBytesExpectedToSend)
     }
 
     package func loadingTask(
-        _ task: LoadingTask, didReceive response: HTTPURLResponse,
+        _ task: LoadingTask, didReceiveBodyBytes bytesReceived: Int64, totalBytesReceived: Int64, totalBytesExpected: Int64?
+    ) {
+        guard let request = request(for: task) else { return }
+        if request is DownloadRequest {
+            tell(request, about: task) { monitor, session, sessionTask in
+                guard let downloadTask = sessionTask as? URLSessionDownloadTask else { return }
+                monitor.urlSession(
+                    session, downloadTask: downloadTask, didWriteData: bytesReceived, totalBytesWritten: totalBytesReceived,
+                    totalBytesExpectedToWrite: totalBytesExpected ?? NSURLSessionTransferSizeUnknown)
+            }
+        }
+        request.updateProgress(.download, completed: totalBytesReceived, total: totalBytesExpected)
+    }
+
+    package func loadingTask(
+        _ task: LoadingTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
     ) {
-        request(for: task)?.didReceiveResponse(response)
-        completionHandler(.allow)
+        guard let request = request(for: task) else { return completionHandler(.allow) }
+        tell(request, about: task) { monitor, session, sessionTask in
+            guard let dataTask = sessionTask as? URLSessionDataTask else { return }
+            monitor.urlSession(session, dataTask: dataTask, didReceive: response)
+        }
+        request.didReceiveResponse(response, completionHandler: completionHandler)
     }
 
     package func loadingTask(_ task: LoadingTask, didReceive data: Data) {
-        request(for: task)?.didReceiveData(data)
+        guard let request = request(for: task) else { return }
+        tell(request, about: task) { monitor, session, sessionTask in
+            guard let dataTask = sessionTask as? URLSessionDataTask else { return }
+            monitor.urlSession(session, dataTask: dataTask, didReceive: data)
+        }
+        request.didReceiveData(data)
     }
 
     package func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL) {
-        request(for: task)?.didFinishDownloading(to: location)
+        guard let request = request(for: task) as? DownloadRequest else { return }
+        tell(request, about: task) { monitor, session, sessionTask in
+            guard let downloadTask = sessionTask as? URLSessionDownloadTask else { return }
+            monitor.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
+        }
+        request.didFinishDownloading(using: task, to: location, fileManager: fileManager)
+    }
+
+    package func loadingTask(
+        _ task: LoadingTask, willCacheResponse proposedResponse: CachedURLResponse,
+        completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
+    ) {
+        guard let request = request(for: task), let dataTask = request.sessionTask(for: task) as? URLSessionDataTask else {
+            return completionHandler(proposedResponse)
+        }
+        tell(request, about: task) { monitor, session, _ in
+            monitor.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse)
+        }
+        guard let handler = request.cachedResponseHandler ?? request.session.cachedResponseHandler else {
+            return completionHandler(proposedResponse)
+        }
+        handler.dataTask(dataTask, willCacheResponse: proposedResponse) { completionHandler($0) }
     }
 
     package func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics) {
-        request(for: task)?.didGatherMetrics(metrics)
+        guard let request = request(for: task) else { return }
+        tell(request, about: task) { $0.urlSession($1, task: $2, didFinishCollecting: metrics) }
+        request.didGatherMetrics(metrics)
     }
 
     package func loadingTask(_ task: LoadingTask, didCompleteWithError error: URLError?) {
-        request(for: task)?.didCompleteTask(with: error)
+        guard let request = request(for: task) else { return }
+        tell(request, about: task) { $0.urlSession($1, task: $2, didCompleteWithError: error) }
+        request.didCompleteTask(task, with: error)
     }
+}
+
+/// The sender of the `URLAuthenticationChallenge`s handed to event monitors: they only observe, so
+/// its answers do nothing (the loading layer has the request's own answer).
+private final class ChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
+    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {}
+    func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {}
+    func cancel(_ challenge: URLAuthenticationChallenge) {}
+    func performDefaultHandling(for challenge: URLAuthenticationChallenge) {}
+    func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {}
 }

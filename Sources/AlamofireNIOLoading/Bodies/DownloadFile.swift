@@ -13,6 +13,19 @@ enum DownloadFile {
         directory.appendingPathComponent("AlamofireNIO_\(UUID.random().uuidString).tmp")
     }
 
+    /// Writes `bytes` (a local resource's) into a new file at `url`.
+    static func write(_ bytes: ByteBuffer, to url: URL) async throws {
+        do {
+            try await FileSystem.shared.withFileHandle(
+                forWritingAt: FilePath(url.path), options: .newFile(replaceExisting: true)
+            ) { handle in
+                _ = try await handle.write(contentsOf: bytes.readableBytesView, toAbsoluteOffset: 0)
+            }
+        } catch let error as FileSystemError {
+            throw TransportError(.cannotCreateFile, "cannot write the downloaded file \(url.path)", underlyingError: error)
+        }
+    }
+
     /// Streams `body` into a new file at `url`, pulling the next chunk only once the last one is
     /// buffered, so memory stays flat whatever the size.
     static func write(_ body: TransportResponseBody, to url: URL) async throws {

@@ -1,0 +1,244 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+/// An `EventMonitor` which can contain multiple `EventMonitor`s and calls their methods on their queues.
+///
+/// Each event goes straight to each monitor's queue from the moment that raises it (Alamofire hops
+/// through ``queue`` first; events of one request are raised in order, so the monitors see them in
+/// order without it). Alamofire's own ``AlamofireNotifications`` is only told of the events it posts,
+/// so a session with no other monitor pays nothing for the rest.
+public final class CompositeEventMonitor: EventMonitor {
+    public let queue: DispatchQueue
+    /// Underlying `EventMonitor`s performed by the instance.
+    public let monitors: [any EventMonitor]
+    private let notifications: [AlamofireNotifications]
+    private let others: [any EventMonitor]
+
+    init(queue: DispatchQueue = DispatchQueue(label: "org.alamofire.compositeEventMonitor"), monitors: [any EventMonitor]) {
+        self.queue = queue
+        self.monitors = monitors
+        self.notifications = monitors.compactMap { $0 as? AlamofireNotifications }
+        self.others = monitors.filter { !($0 is AlamofireNotifications) }
+    }
+
+    /// Whether any monitor would hear `event`s that post no notification.
+    var isEmpty: Bool { others.isEmpty }
+
+    /// Runs `event` for each monitor on its queue; ``AlamofireNotifications`` instead posts
+    /// `notification` for `request`, when the event has one.
+    func performEvent(
+        posting notification: Notification.Name? = nil, for request: Request? = nil, _ event: @escaping @Sendable (any EventMonitor) -> Void
+    ) {
+        if let notification, let request {
+            for monitor in notifications { monitor.queue.async { monitor.post(notification, for: request) } }
+        }
+        for monitor in others { monitor.queue.async { event(monitor) } }
+    }
+
+    // MARK: URLSession events
+
+    public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
+        let error = UncheckedSendable(error)
+        performEvent { $0.urlSession(session, didBecomeInvalidWithError: error.value) }
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge) {
+        let challenge = UncheckedSendable(challenge)
+        performEvent { $0.urlSession(session, task: task, didReceive: challenge.value) }
+    }
+
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        performEvent {
+            $0.urlSession(
+                session, task: task, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
+                totalBytesExpectedToSend: totalBytesExpectedToSend)
+        }
+    }
+
+    public func urlSession(_ session: URLSession, taskNeedsNewBodyStream task: URLSessionTask) {
+        performEvent { $0.urlSession(session, taskNeedsNewBodyStream: task) }
+    }
+
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest
+    ) {
+        performEvent { $0.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request) }
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics) {
+        performEvent { $0.urlSession(session, task: task, didFinishCollecting: metrics) }
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let error = UncheckedSendable(error)
+        performEvent { $0.urlSession(session, task: task, didCompleteWithError: error.value) }
+    }
+
+    public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
+        performEvent { $0.urlSession(session, taskIsWaitingForConnectivity: task) }
+    }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse) {
+        performEvent { $0.urlSession(session, dataTask: dataTask, didReceive: response) }
+    }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        performEvent { $0.urlSession(session, dataTask: dataTask, didReceive: data) }
+    }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse) {
+        performEvent { $0.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse) }
+    }
+
+    public func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64
+    ) {
+        performEvent {
+            $0.urlSession(session, downloadTask: downloadTask, didResumeAtOffset: fileOffset, expectedTotalBytes: expectedTotalBytes)
+        }
+    }
+
+    public func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64
+    ) {
+        performEvent {
+            $0.urlSession(
+                session, downloadTask: downloadTask, didWriteData: bytesWritten, totalBytesWritten: totalBytesWritten,
+                totalBytesExpectedToWrite: totalBytesExpectedToWrite)
+        }
+    }
+
+    public func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        performEvent { $0.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location) }
+    }
+
+    // MARK: Request events
+
+    public func request(_ request: Request, didCreateInitialURLRequest urlRequest: URLRequest) {
+        performEvent { $0.request(request, didCreateInitialURLRequest: urlRequest) }
+    }
+
+    public func request(_ request: Request, didFailToCreateURLRequestWithError error: AFError) {
+        performEvent { $0.request(request, didFailToCreateURLRequestWithError: error) }
+    }
+
+    public func request(_ request: Request, didAdaptInitialRequest initialRequest: URLRequest, to adaptedRequest: URLRequest) {
+        performEvent { $0.request(request, didAdaptInitialRequest: initialRequest, to: adaptedRequest) }
+    }
+
+    public func request(_ request: Request, didFailToAdaptURLRequest initialRequest: URLRequest, withError error: AFError) {
+        performEvent { $0.request(request, didFailToAdaptURLRequest: initialRequest, withError: error) }
+    }
+
+    public func request(_ request: Request, didCreateURLRequest urlRequest: URLRequest) {
+        performEvent { $0.request(request, didCreateURLRequest: urlRequest) }
+    }
+
+    public func request(_ request: Request, didCreateTask task: URLSessionTask) {
+        performEvent { $0.request(request, didCreateTask: task) }
+    }
+
+    public func request(_ request: Request, didGatherMetrics metrics: TaskMetrics) {
+        performEvent { $0.request(request, didGatherMetrics: metrics) }
+    }
+
+    public func request(_ request: Request, didFailTask task: URLSessionTask, earlyWithError error: AFError) {
+        performEvent { $0.request(request, didFailTask: task, earlyWithError: error) }
+    }
+
+    public func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {
+        performEvent(posting: Request.didCompleteTaskNotification, for: request) { $0.request(request, didCompleteTask: task, with: error) }
+    }
+
+    public func requestIsRetrying(_ request: Request) {
+        performEvent { $0.requestIsRetrying(request) }
+    }
+
+    public func requestDidFinish(_ request: Request) {
+        performEvent(posting: Request.didFinishNotification, for: request) { $0.requestDidFinish(request) }
+    }
+
+    public func requestDidResume(_ request: Request) {
+        performEvent(posting: Request.didResumeNotification, for: request) { $0.requestDidResume(request) }
+    }
+
+    public func request(_ request: Request, didResumeTask task: URLSessionTask) {
+        performEvent(posting: Request.didResumeTaskNotification, for: request) { $0.request(request, didResumeTask: task) }
+    }
+
+    public func requestDidSuspend(_ request: Request) {
+        performEvent(posting: Request.didSuspendNotification, for: request) { $0.requestDidSuspend(request) }
+    }
+
+    public func request(_ request: Request, didSuspendTask task: URLSessionTask) {
+        performEvent(posting: Request.didSuspendTaskNotification, for: request) { $0.request(request, didSuspendTask: task) }
+    }
+
+    public func requestDidCancel(_ request: Request) {
+        performEvent(posting: Request.didCancelNotification, for: request) { $0.requestDidCancel(request) }
+    }
+
+    public func request(_ request: Request, didCancelTask task: URLSessionTask) {
+        performEvent(posting: Request.didCancelTaskNotification, for: request) { $0.request(request, didCancelTask: task) }
+    }
+
+    public func request(
+        _ request: DataRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, data: Data?,
+        withResult result: Request.ValidationResult
+    ) {
+        let result = UncheckedSendable(result)
+        performEvent { $0.request(request, didValidateRequest: urlRequest, response: response, data: data, withResult: result.value) }
+    }
+
+    public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {
+        performEvent { $0.request(request, didParseResponse: response) }
+    }
+
+    public func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {
+        performEvent { $0.request(request, didParseResponse: response) }
+    }
+
+    public func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) {
+        performEvent { $0.request(request, didCreateUploadable: uploadable) }
+    }
+
+    public func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError) {
+        performEvent { $0.request(request, didFailToCreateUploadableWithError: error) }
+    }
+
+    public func request(_ request: UploadRequest, didProvideInputStream stream: InputStream) {
+        let stream = UncheckedSendable(stream)
+        performEvent { $0.request(request, didProvideInputStream: stream.value) }
+    }
+
+    public func request(_ request: DownloadRequest, didFinishDownloadingUsing task: URLSessionTask, with result: Result<URL, AFError>) {
+        performEvent { $0.request(request, didFinishDownloadingUsing: task, with: result) }
+    }
+
+    public func request(_ request: DownloadRequest, didCreateDestinationURL url: URL) {
+        performEvent { $0.request(request, didCreateDestinationURL: url) }
+    }
+
+    public func request(
+        _ request: DownloadRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, fileURL: URL?,
+        withResult result: Request.ValidationResult
+    ) {
+        let result = UncheckedSendable(result)
+        performEvent { $0.request(request, didValidateRequest: urlRequest, response: response, fileURL: fileURL, withResult: result.value) }
+    }
+
+    public func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>) {
+        performEvent { $0.request(request, didParseResponse: response) }
+    }
+
+    public func request<Value: Sendable>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {
+        performEvent { $0.request(request, didParseResponse: response) }
+    }
+}

@@ -1,0 +1,67 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+extension Request {
+    /// Posted when a `Request` is resumed. The `Notification` contains the resumed `Request`.
+    public static let didResumeNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didResume")
+    /// Posted when a `Request` is suspended. The `Notification` contains the suspended `Request`.
+    public static let didSuspendNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didSuspend")
+    /// Posted when a `Request` is cancelled. The `Notification` contains the cancelled `Request`.
+    public static let didCancelNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didCancel")
+    /// Posted when a `Request` is finished. The `Notification` contains the completed `Request`.
+    public static let didFinishNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didFinish")
+    /// Posted when a `URLSessionTask` is resumed. The `Notification` contains the `Request` associated with the `URLSessionTask`.
+    public static let didResumeTaskNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didResumeTask")
+    /// Posted when a `URLSessionTask` is suspended. The `Notification` contains the `Request` associated with the `URLSessionTask`.
+    public static let didSuspendTaskNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didSuspendTask")
+    /// Posted when a `URLSessionTask` is cancelled. The `Notification` contains the `Request` associated with the `URLSessionTask`.
+    public static let didCancelTaskNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didCancelTask")
+    /// Posted when a `URLSessionTask` is completed. The `Notification` contains the `Request` associated with the `URLSessionTask`.
+    public static let didCompleteTaskNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didCompleteTask")
+}
+
+extension Notification {
+    /// The `Request` contained by the instance's `userInfo`, `nil` otherwise.
+    public var request: Request? {
+        userInfo?[requestKey] as? Request
+    }
+}
+
+/// The `userInfo` key under which notifications carry their `Request`, as Alamofire spells it.
+private let requestKey = "org.alamofire.notification.key.request"
+
+/// `EventMonitor` that provides Alamofire's notifications: `Request.didResumeNotification` and the
+/// others, posted to `NotificationCenter.default` with the request in `userInfo` (read it with
+/// `notification.request`).
+///
+/// Unlike Alamofire, which posts them on the main queue, they are posted on a serial queue of their
+/// own, so a server or tool whose main queue never runs does not pile them up; observers registered
+/// with a queue get them there as usual.
+public final class AlamofireNotifications: EventMonitor {
+    /// Where the notifications are posted: one serial queue shared by every instance.
+    public var queue: DispatchQueue { Self.postingQueue }
+
+    private static let postingQueue = DispatchQueue(label: "org.alamofire.notifications")
+
+    /// Creates an instance.
+    public init() {}
+
+    /// Posts `name` with `request` in its `userInfo`.
+    func post(_ name: Notification.Name, for request: Request) {
+        NotificationCenter.default.post(name: name, object: nil, userInfo: [requestKey: request])
+    }
+
+    public func requestDidResume(_ request: Request) { post(Request.didResumeNotification, for: request) }
+    public func requestDidSuspend(_ request: Request) { post(Request.didSuspendNotification, for: request) }
+    public func requestDidCancel(_ request: Request) { post(Request.didCancelNotification, for: request) }
+    public func requestDidFinish(_ request: Request) { post(Request.didFinishNotification, for: request) }
+    public func request(_ request: Request, didResumeTask task: URLSessionTask) { post(Request.didResumeTaskNotification, for: request) }
+    public func request(_ request: Request, didSuspendTask task: URLSessionTask) { post(Request.didSuspendTaskNotification, for: request) }
+    public func request(_ request: Request, didCancelTask task: URLSessionTask) { post(Request.didCancelTaskNotification, for: request) }
+    public func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {
+        post(Request.didCompleteTaskNotification, for: request)
+    }
+}

@@ -1,0 +1,223 @@
+import AlamofireNIOLoading
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// MARK: Control
+
+extension Request {
+    /// Cancels the instance. Once cancelled, a `Request` can no longer be resumed or suspended.
+    ///
+    /// - Returns: The instance.
+    @discardableResult
+    public func cancel() -> Self {
+        let action = mutableState.withLock { $0.machine.cancel() }
+        if case .none = action { return self }
+        // Told first, so monitors hear of the cancel before the events it causes.
+        monitor(posting: Request.didCancelNotification)?.requestDidCancel(self)
+        switch action {
+        case .none, .notify:
+            break
+        case .cancelTask(let task):
+            monitor(posting: Request.didCancelTaskNotification)?.performEvent(posting: Request.didCancelTaskNotification, for: self) {
+                $0.request(self, didCancelTask: self.sessionTask(for: task))
+            }
+            cancelLoadingTask(task)
+        case .finish:
+            underlyingQueue.async { self.finish() }
+        }
+        return self
+    }
+
+    /// Suspends the instance.
+    ///
+    /// - Returns: The instance.
+    @discardableResult
+    public func suspend() -> Self {
+        guard let task = mutableState.withLock({ $0.machine.suspend() }) else { return self }
+        monitor(posting: Request.didSuspendNotification)?.requestDidSuspend(self)
+        if let task {
+            monitor(posting: Request.didSuspendTaskNotification)?.performEvent(posting: Request.didSuspendTaskNotification, for: self) {
+                $0.request(self, didSuspendTask: self.sessionTask(for: task))
+            }
+            task.suspend()
+        }
+        return self
+    }
+
+    /// Resumes the instance.
+    ///
+    /// - Returns: The instance.
+    @discardableResult
+    public func resume() -> Self {
+        guard let action = mutableState.withLock({ $0.machine.resume() }) else { return self }
+        monitor(posting: Request.didResumeNotification)?.requestDidResume(self)
+        if let task = action.task { resumeTask(task) }
+        if action.setUp { session.readyToPerform(request: self) }
+        return self
+    }
+
+    /// Tells the monitors, then starts the task (so its events follow the resume's).
+    private func resumeTask(_ task: LoadingTask) {
+        monitor(posting: Request.didResumeTaskNotification)?.performEvent(posting: Request.didResumeTaskNotification, for: self) {
+            $0.request(self, didResumeTask: self.sessionTask(for: task))
+        }
+        task.resume()
+    }
+
+    /// Sets the request up now when the session sets requests up eagerly.
+    func setUpEagerly() {
+        if mutableState.withLock({ $0.machine.setUp() }) { session.readyToPerform(request: self) }
+    }
+}
+
+// MARK: Lifecycle, driven by the Session
+
+extension Request {
+    func didCreateInitialURLRequest(_ urlRequest: URLRequest) {
+        mutableState.withLock { $0.requests.append(urlRequest) }
+        monitor()?.request(self, didCreateInitialURLRequest: urlRequest)
+    }
+
+    func didFailToCreateURLRequest(with error: AFError) {
+        monitor()?.request(self, didFailToCreateURLRequestWithError: error)
+        callCURLHandler()
+        retryOrFinish(creationFailure: error)
+    }
+
+    func didAdaptInitialRequest(_ initialRequest: URLRequest, to adaptedRequest: URLRequest) {
+        mutableState.withLock { $0.requests.append(adaptedRequest) }
+        monitor()?.request(self, didAdaptInitialRequest: initialRequest, to: adaptedRequest)
+    }
+
+    func didFailToAdaptURLRequest(_ request: URLRequest, withError error: AFError) {
+        monitor()?.request(self, didFailToAdaptURLRequest: request, withError: error)
+        callCURLHandler()
+        retryOrFinish(creationFailure: error)
+    }
+
+    /// The final `URLRequest` exists: tell whoever waits for one.
+    func didCreateURLRequest(_ urlRequest: URLRequest) {
+        if let handler = mutableState.withLock({ $0.urlRequestHandler }) { handler.queue.async { handler.handler(urlRequest) } }
+        monitor()?.request(self, didCreateURLRequest: urlRequest)
+        callCURLHandler()
+    }
+
+    /// Makes the loading task for `urlRequest`; it starts, waits suspended or waits for a resume,
+    /// as the request's state says.
+    func createTask(for urlRequest: URLRequest) {
+        let task = session.loading.makeTask(
+            with: urlRequest, body: loadingBody(), destination: loadingDestination(), delegate: session.delegate, owner: self)
+        let (action, taskHandler) = mutableState.withLock { state in
+            let action = state.machine.taskCreated(task)
+            if action != .discard { state.tasks.append(task) }
+            return (action, state.urlSessionTaskHandler)
+        }
+        guard action != .discard else { return }
+        if let taskHandler {
+            let sessionTask = sessionTask(for: task)
+            taskHandler.queue.async { taskHandler.handler(sessionTask) }
+        }
+        monitor()?.performEvent { $0.request(self, didCreateTask: self.sessionTask(for: task)) }
+        didCreateLoadingTask(task)
+        switch action {
+        case .resume:
+            resumeTask(task)
+        case .suspend:
+            monitor(posting: Request.didSuspendTaskNotification)?.performEvent(posting: Request.didSuspendTaskNotification, for: self) {
+                $0.request(self, didSuspendTask: self.sessionTask(for: task))
+            }
+        case .none, .discard:
+            break
+        }
+    }
+
+    func didGatherMetrics(_ metrics: TaskMetrics) {
+        mutableState.withLock { $0.allMetrics.append(metrics) }
+        monitor()?.request(self, didGatherMetrics: metrics)
+    }
+
+    /// The task completed: on the request's queue, validate, then retry or finish.
+    func didCompleteTask(_ task: LoadingTask, with failure: URLError?) {
+        if failure == nil { completeUnknownDownloadProgress() }
+        underlyingQueue.async { self.didCompleteLoad(of: task, failure) }
+    }
+
+    private func didCompleteLoad(of task: LoadingTask, _ failure: URLError?) {
+        let taskError = failure.map { AFError.sessionTaskFailed(error: $0) }
+        let error = mutableState.withLock { $0.machine.loadCompleted(error: taskError) }
+        if error == nil {
+            // Validators may record an error.
+            mutableState.withLock { $0.validators }.forEach { $0() }
+        } else {
+            didAbandonLoad()
+        }
+        monitor(posting: Request.didCompleteTaskNotification)?.performEvent(posting: Request.didCompleteTaskNotification, for: self) {
+            $0.request(self, didCompleteTask: self.sessionTask(for: task), with: taskError)
+        }
+        retryOrFinish()
+    }
+
+    /// Asks the retriers when the request failed with an error worth retrying, else finishes.
+    func retryOrFinish(creationFailure: AFError? = nil) {
+        switch mutableState.withLock({ $0.machine.retryOrFinish(creationFailure: creationFailure) }) {
+        case .none:
+            break
+        case .finish:
+            finish()
+        case .askRetrier(let error):
+            session.retryResult(for: self, dueTo: error) { result in self.didDecideRetry(result) }
+        }
+    }
+
+    private func didDecideRetry(_ result: RetryResult) {
+        switch mutableState.withLock({ $0.machine.retryDecided(result) }) {
+        case .none:
+            break
+        case .finish:
+            finish()
+        case .retry(let delay):
+            session.retryRequest(self, withDelay: delay)
+        }
+    }
+
+    /// The retry delay has passed: whether the session should set the request up again. If so, the
+    /// last attempt is cleared and the monitors hear that the request is retrying.
+    func retryDelayElapsed() -> Bool {
+        guard mutableState.withLock({ $0.machine.retryDelayElapsed() }) else { return false }
+        prepareForRetry()
+        monitor()?.requestIsRetrying(self)
+        return true
+    }
+
+    /// Records a validator's failure; a cancellation or earlier failure wins.
+    func recordFailure(_ failure: AFError) {
+        mutableState.withLock { $0.machine.recordFailure(failure) }
+    }
+
+    /// Ends the attempt: runs the response serializers and tells the monitors.
+    func finish() {
+        let finishing = mutableState.withLock { state in
+            guard state.machine.finish() else { return false }
+            // No load follows: let go of the validators (and whatever their closures hold).
+            state.validators.removeAll()
+            return true
+        }
+        guard finishing else { return }
+        processNextResponseSerializer()
+        monitor(posting: Request.didFinishNotification)?.requestDidFinish(self)
+    }
+
+    /// Runs `handler` once the request has finished (at once if it has).
+    func onFinish(perform handler: @escaping @Sendable () -> Void) {
+        let finished = mutableState.withLock { state in
+            if state.machine.state == .finished { return true }
+            state.finishHandlers.append(handler)
+            return false
+        }
+        if finished { handler() }
+    }
+}
