@@ -127,6 +127,15 @@ import FoundationNetworking
         #expect(try indexed.encode(request(), with: parameters).url?.query == "flag=1&list%5B0%5D=1&list%5B1%5D=2")
     }
 
+    /// `.literal` writes Bools, never numbers, as `true`/`false`: numbers that came through
+    /// `JSONSerialization` or `NSNumber` (which also cast to `Bool`) stay numbers.
+    @Test func literalBoolEncodingLeavesNumbersAlone() throws {
+        let json = try JSONSerialization.jsonObject(with: Data(#"{"one":1,"zero":0,"yes":true}"#.utf8)) as? Parameters
+        let parameters: Parameters = (json ?? [:]).merging(["number": NSNumber(value: 1), "bool": NSNumber(value: false)]) { $1 }
+        let literal = URLEncoding(boolEncoding: .literal)
+        #expect(try literal.encode(request(), with: parameters).url?.query == "bool=false&number=1&one=1&yes=true&zero=0")
+    }
+
     @Test func urlEncodingDestinations() throws {
         let body = try URLEncoding.httpBody.encode(request(), with: ["a b": "c&d"])
         #expect(body.httpBody.map { String(decoding: $0, as: UTF8.self) } == "a%20b=c%26d")

@@ -27,13 +27,13 @@ import Testing
     }
 
     @Test(arguments: [
-        (URLEncodedFormEncoder.ArrayEncoding.brackets, "foo%5B%5D=2&foo%5B%5D=1"),
-        (.noBrackets, "foo=2&foo=1"),
+        (URLEncodedFormEncoder.ArrayEncoding.brackets, "foo%5B%5D=1&foo%5B%5D=2"),
+        (.noBrackets, "foo=1&foo=2"),
         (.indexInBrackets, "foo%5B0%5D=2&foo%5B1%5D=1"),
         (.custom { key, index in "\(key)_\(index)" }, "foo_0=2&foo_1=1"),
     ])
     func arrayEncodings(encoding: URLEncodedFormEncoder.ArrayEncoding, expected: String) throws {
-        // Element order is data and survives alphabetization.
+        // As in Alamofire, alphabetization sorts each level's pairs as text, array elements included.
         #expect(try encode(["foo": [2, 1]], with: URLEncodedFormEncoder(arrayEncoding: encoding)) == expected)
     }
 
@@ -120,7 +120,8 @@ import Testing
 
     @Test func reservedCharactersAreEscaped() throws {
         #expect(try encode(["q": "a&b=c?d/e:f#g[h]@i!$'()*+,;"]) == "q=a%26b%3Dc?d/e%3Af%23g%5Bh%5D%40i%21%24%27%28%29%2A%2B%2C%3B")
-        #expect(try encode(["emoji": "🦅", "é": "ü"]) == "emoji=%F0%9F%A6%85&%C3%A9=%C3%BC")
+        // Pairs sort as escaped text, as Alamofire sorts them.
+        #expect(try encode(["emoji": "🦅", "é": "ü"]) == "%C3%A9=%C3%BC&emoji=%F0%9F%A6%85")
     }
 
     @Test func allowedCharactersCanBeWidened() throws {
@@ -137,7 +138,49 @@ import Testing
             let decimal = Decimal(string: "3.25")!
             let url = URL(string: "https://a.b/c?d=e")!
         }
-        #expect(try encode(Numbers()) == "decimal=3.25&double=1.5&int=-7&unsigned=255&url=https%3A//a.b/c?d%3De")
+        // A URL is written by its own `encode(to:)`, as Alamofire writes it: a keyed container whose
+        // integer-valued key (`relative`) becomes an array index, hence `url[]`.
+        #expect(try encode(Numbers()) == "decimal=3.25&double=1.5&int=-7&unsigned=255&url%5B%5D=https%3A//a.b/c?d%3De")
+    }
+
+    /// A hand-written `encode(to:)` with nested keyed and unkeyed containers and super encoders: the
+    /// values land where Alamofire's encoder puts them (a keyed `superEncoder()` writes into the same
+    /// object; an unkeyed one writes at the array's own path; a key written twice keeps its last value).
+    @Test func handWrittenEncodersWithNestedContainersAndSuperEncoders() throws {
+        struct Custom: Encodable {
+            enum Keys: String, CodingKey { case name, point, tags, parent, again }
+            enum PointKeys: String, CodingKey { case x, y }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Keys.self)
+                try container.encode("first", forKey: .name)
+                var point = container.nestedContainer(keyedBy: PointKeys.self, forKey: .point)
+                try point.encode(1, forKey: .x)
+                try point.encode(2.5, forKey: .y)
+                var tags = container.nestedUnkeyedContainer(forKey: .tags)
+                try tags.encode("a")
+                var inner = tags.nestedContainer(keyedBy: PointKeys.self)
+                try inner.encode(true, forKey: .x)
+                var superclass = container.superEncoder().container(keyedBy: Keys.self)
+                try superclass.encode("from super", forKey: .again)
+                var parent = container.superEncoder(forKey: .parent).container(keyedBy: Keys.self)
+                try parent.encode("p", forKey: .name)
+                try container.encode("second", forKey: .name)
+            }
+        }
+        #expect(
+            try encode(Custom()) == "again=from%20super&name=second&parent%5Bname%5D=p&point%5Bx%5D=1&point%5By%5D=2.5"
+                + "&tags%5B%5D%5Bx%5D=1&tags%5B%5D=a")
+    }
+
+    /// Key encoding applies to each written key as a whole, nested parts included, as Alamofire
+    /// applies it; Alamofire's word splitting takes the first character as a word start (`ABC` → `a_bc`).
+    @Test func keyEncodingAppliesToTheWholeWrittenKey() throws {
+        let nested: [String: [String: String]] = ["userName": ["firstName": "a"]]
+        #expect(try encode(nested, with: URLEncodedFormEncoder(keyEncoding: .convertToSnakeCase)) == "user_name%5Bfirst_name%5D=a")
+        #expect(try encode(nested, with: URLEncodedFormEncoder(keyEncoding: .capitalized)) == "UserName%5BfirstName%5D=a")
+        #expect(try encode(nested, with: URLEncodedFormEncoder(keyEncoding: .custom { "<\($0)>" })) == "%3CuserName%5BfirstName%5D%3E=a")
+        #expect(try encode(["ABC": "1"], with: URLEncodedFormEncoder(keyEncoding: .convertToSnakeCase)) == "a_bc=1")
+        #expect(try encode(["myURLValue": "1"], with: URLEncodedFormEncoder(keyEncoding: .convertToKebabCase)) == "my-url-value=1")
     }
 
     @Test func emptyObjectIsEmpty() throws {

@@ -79,14 +79,15 @@ public struct URLEncoding: ParameterEncoding {
             return array.enumerated().flatMap {
                 queryComponents(fromKey: arrayEncoding.encode(key, atIndex: $0.offset), value: $0.element)
             }
-        case let bool as Bool:
-            return [(escape(key), escape(boolEncoding.encode(bool)))]
         case let number as NSNumber:
-            // A Bool bridged to NSNumber still reads as a Bool.
+            // Numbers first, as Alamofire checks them: an `NSNumber` holding 1 also casts to `Bool`, but
+            // only one made from a `Bool` is written as one.
             if isBoolean(number) {
                 return [(escape(key), escape(boolEncoding.encode(number.boolValue)))]
             }
             return [(escape(key), escape("\(number)"))]
+        case let bool as Bool:
+            return [(escape(key), escape(boolEncoding.encode(bool)))]
         default:
             return [(escape(key), escape("\(value)"))]
         }

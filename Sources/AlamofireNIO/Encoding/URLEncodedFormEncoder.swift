@@ -123,28 +123,39 @@ public final class URLEncodedFormEncoder: Sendable {
             }
         }
 
-        /// Splits camel case into lowercase words: a word starts at an uppercase letter that follows a
-        /// lowercase one, and before the last capital of a run of capitals followed by lowercase
-        /// (`myURLValue` → `my_url_value`). Leading and trailing underscores are kept.
+        /// Splits camel case into lowercase words, as Alamofire (and `JSONEncoder`) do: a word ends
+        /// before each capital, and a run of capitals followed by lowercase is a word of its own up to
+        /// its last capital (`myURLValue` → `my_url_value`). The first character is taken to start a
+        /// word whatever its case (`ABC` → `a_bc`).
         private static func separateWords(_ key: String, with separator: String) -> String {
-            let characters = Array(key)
-            guard !characters.isEmpty else { return key }
-            var words: [String] = []
-            var current = ""
-            for (index, character) in characters.enumerated() {
-                if character.isUppercase, !current.isEmpty {
-                    let previous = characters[index - 1]
-                    let next = index + 1 < characters.count ? characters[index + 1] : nil
-                    let startsWord = previous.isLowercase || previous.isNumber || (previous.isUppercase && (next?.isLowercase ?? false))
-                    if startsWord {
-                        words.append(current)
-                        current = ""
-                    }
-                }
-                current.append(character)
+            let scalars = Array(key.unicodeScalars)
+            guard !scalars.isEmpty else { return key }
+            func first(_ set: CharacterSet, from start: Int) -> Int? {
+                (start..<scalars.count).first { set.contains(scalars[$0]) }
             }
-            words.append(current)
-            return words.map { $0.lowercased() }.joined(separator: separator)
+            var words: [Range<Int>] = []
+            var wordStart = 0
+            var searchStart = 1
+            while let upper = first(.uppercaseLetters, from: searchStart) {
+                words.append(wordStart..<upper)
+                guard let lower = first(.lowercaseLetters, from: upper) else {
+                    wordStart = upper
+                    break
+                }
+                if lower == upper + 1 {
+                    wordStart = upper
+                } else {
+                    words.append(upper..<(lower - 1))
+                    wordStart = lower - 1
+                }
+                searchStart = lower + 1
+            }
+            words.append(wordStart..<scalars.count)
+            return words.map { range in
+                var word = String.UnicodeScalarView()
+                word.append(contentsOf: scalars[range])
+                return String(word).lowercased()
+            }.joined(separator: separator)
         }
     }
 
@@ -260,10 +271,10 @@ public final class URLEncodedFormEncoder: Sendable {
 
     /// The form text of `value`.
     public func encode(_ value: any Encodable) throws -> String {
-        let root = FormNode()
-        try FormValueEncoder(node: root, options: self).encodeAny(value)
-        guard case .object(let pairs) = root.kind else {
-            throw Error.invalidRootObject(String(describing: root.kind))
+        let tree = FormTree()
+        try value.encode(to: FormValueEncoder(tree: tree, options: self))
+        guard case .object(let pairs) = tree.root else {
+            throw Error.invalidRootObject(String(describing: tree.root))
         }
         return FormSerializer(options: self).serialize(pairs)
     }

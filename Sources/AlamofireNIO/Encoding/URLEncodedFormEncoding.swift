@@ -1,100 +1,79 @@
 import Foundation
 
-/// One node of the tree an `Encodable` value is turned into before it is written as form text.
-/// Containers hand out child nodes that their values fill in later, so the tree is built by reference.
-final class FormNode {
-    enum Kind: CustomStringConvertible {
-        /// Nothing was encoded here (or `nil` with `.dropKey`): the key is left out.
-        case empty
-        case string(String)
-        case array([FormNode])
-        case object([(key: String, node: FormNode)])
+// How `URLEncodedFormEncoder` turns an `Encodable` value into form text, as Alamofire does: every
+// value is set into one tree at its coding path (an integer key makes an array, a string key an
+// object; setting a key twice replaces it), then the tree is written as `key=value` pairs, each
+// level's pairs sorted as text when `alphabetizeKeyValuePairs` is set. The key encoding applies to
+// each written key, nested parts included, as Alamofire applies it.
 
-        var description: String {
-            switch self {
-            case .empty: "empty"
-            case .string(let string): "string(\(string))"
-            case .array(let nodes): "array(\(nodes.map(\.kind)))"
-            case .object(let pairs): "object(\(pairs.map { "\($0.key): \($0.node.kind)" }))"
+/// The tree a value is encoded into.
+enum FormComponent {
+    case string(String)
+    case array([FormComponent])
+    case object([(key: String, value: FormComponent)])
+
+    /// Sets `value` at `path`, making arrays for integer keys and objects for the others.
+    mutating func set(_ value: FormComponent, at path: ArraySlice<any CodingKey>) {
+        guard let key = path.first else {
+            self = value
+            return
+        }
+        let rest = path.dropFirst()
+        if let index = key.intValue {
+            var array: [FormComponent] = if case .array(let elements) = self { elements } else { [] }
+            var child = value
+            if !rest.isEmpty {
+                child = index < array.count ? array[index] : .array([])
+                child.set(value, at: rest)
             }
-        }
-    }
-
-    var kind: Kind = .empty
-
-    /// Appends a child under `key`, making this node an object if it is empty.
-    func child(forKey key: String) -> FormNode {
-        let child = FormNode()
-        if case .object(var pairs) = kind {
-            pairs.append((key, child))
-            kind = .object(pairs)
+            if index < array.count { array[index] = child } else { array.append(child) }
+            self = .array(array)
         } else {
-            kind = .object([(key, child)])
+            var object: [(key: String, value: FormComponent)] = if case .object(let pairs) = self { pairs } else { [] }
+            let existing = object.firstIndex { $0.key == key.stringValue }
+            var child = value
+            if !rest.isEmpty {
+                child = existing.map { object[$0].value } ?? .object([])
+                child.set(value, at: rest)
+            }
+            if let existing { object[existing] = (key.stringValue, child) } else { object.append((key.stringValue, child)) }
+            self = .object(object)
         }
-        return child
-    }
-
-    /// Appends an element, making this node an array if it is empty.
-    func appendElement() -> FormNode {
-        let child = FormNode()
-        if case .array(var nodes) = kind {
-            nodes.append(child)
-            kind = .array(nodes)
-        } else {
-            kind = .array([child])
-        }
-        return child
-    }
-
-    var elementCount: Int {
-        if case .array(let nodes) = kind { return nodes.count }
-        return 0
     }
 }
 
-/// The `Encoder` that fills a ``FormNode``; one per node.
+/// The tree being built, shared by every encoder and container of one encoding.
+final class FormTree {
+    var root = FormComponent.object([])
+}
+
+/// The `Encoder` at one coding path of a ``FormTree``.
 struct FormValueEncoder: Encoder {
-    let node: FormNode
+    let tree: FormTree
     let options: URLEncodedFormEncoder
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .empty = node.kind { node.kind = .object([]) }
-        return KeyedEncodingContainer(FormKeyedContainer<Key>(encoder: self))
+        KeyedEncodingContainer(FormKeyedContainer<Key>(encoder: self))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if case .empty = node.kind { node.kind = .array([]) }
-        return FormUnkeyedContainer(encoder: self)
+        FormUnkeyedContainer(encoder: self)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
         FormSingleValueContainer(encoder: self)
     }
 
-    func encoder(for child: FormNode, key: any CodingKey) -> FormValueEncoder {
-        FormValueEncoder(node: child, options: options, codingPath: codingPath + [key])
+    /// The encoder one key deeper.
+    func nested(_ key: any CodingKey) -> FormValueEncoder {
+        FormValueEncoder(tree: tree, options: options, codingPath: codingPath + [key])
     }
 
-    /// Encodes any value into this node, giving `Date`, `Data` and `Bool` their configured forms.
-    func encodeAny(_ value: any Encodable) throws {
-        switch value {
-        case let date as Date:
-            if let text = try options.dateEncoding.encode(date) { node.kind = .string(text) } else { try date.encode(to: self) }
-        case let data as Data:
-            if let text = try options.dataEncoding.encode(data) { node.kind = .string(text) } else { try data.encode(to: self) }
-        case let decimal as Decimal:
-            node.kind = .string(decimal.description)
-        case let url as URL:
-            node.kind = .string(url.absoluteString)
-        default:
-            try value.encode(to: self)
-        }
-    }
-
-    func encodeNil() {
-        if let text = options.nilEncoding.encodeNil() { node.kind = .string(text) }
+    /// Writes `text` at this encoder's path.
+    func set(_ text: String) {
+        tree.root.set(.string(text), at: codingPath[...])
     }
 }
 
@@ -102,20 +81,16 @@ struct FormKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: FormValueEncoder
     var codingPath: [any CodingKey] { encoder.codingPath }
 
-    private func child(_ key: Key) -> FormValueEncoder {
-        encoder.encoder(for: encoder.node.child(forKey: encoder.options.keyEncoding.encode(key.stringValue)), key: key)
-    }
-
     mutating func encodeNil(forKey key: Key) throws {
-        guard encoder.options.nilEncoding.encodeNil() != nil else { return }
-        child(key).encodeNil()
+        guard let text = encoder.options.nilEncoding.encodeNil() else { return }
+        try encode(text, forKey: key)
     }
 
-    mutating func encode(_ value: Bool, forKey key: Key) throws {
-        child(key).node.kind = .string(encoder.options.boolEncoding.encode(value))
+    /// Every value, primitive or not, goes through a single-value container at its key.
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        var container = FormSingleValueContainer(encoder: encoder.nested(key))
+        try container.encode(value)
     }
-    mutating func encode(_ value: String, forKey key: Key) throws { child(key).node.kind = .string(value) }
-    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try child(key).encodeAny(value) }
 
     // Optionals go through `encodeNil`, so that `NilEncoding` applies to them (the standard library
     // would leave their keys out).
@@ -141,71 +116,122 @@ struct FormKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type, forKey key: Key
-    )
-        -> KeyedEncodingContainer<NestedKey>
-    {
-        child(key).container(keyedBy: keyType)
+    ) -> KeyedEncodingContainer<NestedKey> {
+        encoder.nested(key).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        child(key).unkeyedContainer()
+        encoder.nested(key).unkeyedContainer()
     }
 
-    mutating func superEncoder() -> any Encoder {
-        encoder.encoder(for: encoder.node.child(forKey: "super"), key: FormIndexKey(stringValue: "super"))
-    }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { child(key) }
+    /// The superclass's values go into this same object, as Alamofire writes them.
+    mutating func superEncoder() -> any Encoder { encoder }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { encoder.nested(key) }
 }
 
 struct FormUnkeyedContainer: UnkeyedEncodingContainer {
     let encoder: FormValueEncoder
     var codingPath: [any CodingKey] { encoder.codingPath }
-    var count: Int { encoder.node.elementCount }
+    private(set) var count = 0
 
-    private func next() -> FormValueEncoder {
-        encoder.encoder(for: encoder.node.appendElement(), key: FormIndexKey(intValue: count))
+    init(encoder: FormValueEncoder) {
+        self.encoder = encoder
+    }
+
+    /// The encoder of the next element.
+    private mutating func next() -> FormValueEncoder {
+        defer { count += 1 }
+        return encoder.nested(FormIndexKey(intValue: count))
     }
 
     mutating func encodeNil() throws {
-        guard encoder.options.nilEncoding.encodeNil() != nil else { return }
-        next().encodeNil()
+        guard let text = encoder.options.nilEncoding.encodeNil() else { return }
+        try encode(text)
     }
 
-    mutating func encode(_ value: Bool) throws { next().node.kind = .string(encoder.options.boolEncoding.encode(value)) }
-    mutating func encode(_ value: String) throws { next().node.kind = .string(value) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try next().encodeAny(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        var container = FormSingleValueContainer(encoder: next())
+        try container.encode(value)
+    }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         next().container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { next().unkeyedContainer() }
-    mutating func superEncoder() -> any Encoder { next() }
+
+    /// As in Alamofire, the superclass writes at the array's own path; an element index is used up.
+    mutating func superEncoder() -> any Encoder {
+        count += 1
+        return encoder
+    }
 }
 
 struct FormSingleValueContainer: SingleValueEncodingContainer {
     let encoder: FormValueEncoder
     var codingPath: [any CodingKey] { encoder.codingPath }
+    private var hasValue = false
 
-    mutating func encodeNil() throws { encoder.encodeNil() }
-    mutating func encode(_ value: Bool) throws { encoder.node.kind = .string(encoder.options.boolEncoding.encode(value)) }
-    mutating func encode(_ value: String) throws { encoder.node.kind = .string(value) }
-    mutating func encode(_ value: Double) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: Float) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: Int) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: Int8) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: Int16) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: Int32) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: Int64) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: UInt) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: UInt8) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: UInt16) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: UInt32) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode(_ value: UInt64) throws { encoder.node.kind = .string(String(value)) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try encoder.encodeAny(value) }
+    init(encoder: FormValueEncoder) {
+        self.encoder = encoder
+    }
+
+    private mutating func write(_ text: String, for value: Any) throws {
+        try claim(value)
+        encoder.set(text)
+    }
+
+    /// A single-value container holds one value: a second is an error, as in `JSONEncoder`.
+    private mutating func claim(_ value: Any) throws {
+        guard !hasValue else {
+            throw EncodingError.invalidValue(
+                value,
+                EncodingError.Context(
+                    codingPath: codingPath,
+                    debugDescription: "Attempt to encode value through single value container when previously value already encoded."))
+        }
+        hasValue = true
+    }
+
+    mutating func encodeNil() throws {
+        guard let text = encoder.options.nilEncoding.encodeNil() else { return }
+        try write(text, for: text)
+    }
+
+    mutating func encode(_ value: Bool) throws { try write(encoder.options.boolEncoding.encode(value), for: value) }
+    mutating func encode(_ value: String) throws { try write(value, for: value) }
+    mutating func encode(_ value: Double) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: Float) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: Int) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: Int8) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: Int16) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: Int32) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: Int64) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: UInt) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: UInt8) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: UInt16) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: UInt32) throws { try write(String(value), for: value) }
+    mutating func encode(_ value: UInt64) throws { try write(String(value), for: value) }
+
+    /// `Date` and `Data` in their configured forms, `Decimal` as its text, anything else by its own
+    /// `encode(to:)` at this path.
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        switch value {
+        case let date as Date:
+            if let text = try encoder.options.dateEncoding.encode(date) { return try write(text, for: value) }
+        case let data as Data:
+            if let text = try encoder.options.dataEncoding.encode(data) { return try write(text, for: value) }
+        case let decimal as Decimal:
+            return try write(String(describing: decimal), for: value)
+        default:
+            break
+        }
+        try claim(value)
+        try value.encode(to: encoder)
+    }
 }
 
-/// Keys for array elements and `super`, in coding paths.
+/// Keys for array elements, in coding paths.
 struct FormIndexKey: CodingKey {
     let stringValue: String
     let intValue: Int?
@@ -221,42 +247,40 @@ struct FormIndexKey: CodingKey {
     }
 }
 
-/// Writes a tree of ``FormNode``s as `key=value` pairs joined by `&`.
+/// Writes a ``FormComponent`` tree as `key=value` pairs joined by `&`.
 struct FormSerializer {
     let options: URLEncodedFormEncoder
+    let allowedCharacters: CharacterSet
 
-    func serialize(_ pairs: [(key: String, node: FormNode)]) -> String {
-        serialize(object: pairs, prefix: nil).joined(separator: "&")
+    init(options: URLEncodedFormEncoder) {
+        self.options = options
+        var allowed = options.allowedCharacters
+        allowed.insert(" ")
+        self.allowedCharacters = allowed
     }
 
-    /// The pairs of an object; `prefix` is the key it is nested under, if any.
-    private func serialize(object pairs: [(key: String, node: FormNode)], prefix: String?) -> [String] {
-        let keyed = pairs.map { pair in
-            (key: prefix.map { $0 + options.keyPathEncoding.encodeKeyPath(pair.key) } ?? pair.key, node: pair.node)
-        }
-        let ordered = options.alphabetizeKeyValuePairs ? keyed.sorted { $0.key < $1.key } : keyed
-        return ordered.flatMap { serialize($0.node, key: $0.key) }
+    /// The root object's pairs.
+    func serialize(_ pairs: [(key: String, value: FormComponent)]) -> String {
+        joined(pairs.map { serialize($0.value, forKey: $0.key) })
     }
 
-    private func serialize(_ node: FormNode, key: String) -> [String] {
-        switch node.kind {
-        case .empty:
-            return []
+    private func serialize(_ component: FormComponent, forKey key: String) -> String {
+        switch component {
         case .string(let value):
-            return ["\(escape(key))=\(escape(value))"]
+            return "\(escape(options.keyEncoding.encode(key)))=\(escape(value))"
         case .array(let elements):
-            // Array order is data, so it is kept even when keys are alphabetized.
-            return elements.enumerated().flatMap { index, element in
-                serialize(element, key: options.arrayEncoding.encode(key, atIndex: index))
-            }
+            return joined(elements.enumerated().map { serialize($1, forKey: options.arrayEncoding.encode(key, atIndex: $0)) })
         case .object(let pairs):
-            return serialize(object: pairs, prefix: key)
+            return joined(pairs.map { serialize($0.value, forKey: key + options.keyPathEncoding.encodeKeyPath($0.key)) })
         }
+    }
+
+    /// One level's pieces, sorted as text when the encoder alphabetizes.
+    private func joined(_ pieces: [String]) -> String {
+        (options.alphabetizeKeyValuePairs ? pieces.sorted() : pieces).joined(separator: "&")
     }
 
     private func escape(_ text: String) -> String {
-        var allowed = options.allowedCharacters
-        allowed.insert(" ")
-        return options.spaceEncoding.encode(text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text)
+        options.spaceEncoding.encode(text.addingPercentEncoding(withAllowedCharacters: allowedCharacters) ?? text)
     }
 }
