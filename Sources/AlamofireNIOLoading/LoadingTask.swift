@@ -63,14 +63,20 @@ package final class LoadingTask: Sendable {
         /// A streamed final response whose body is still to be written to a file, with the request
         /// it answers.
         var streamedResponse: (response: TransportResponse, request: URLRequest)?
-        var transactions: [TransactionMetrics] = []
+        var transactions: [TransactionMetrics] = [] {
+            didSet { hopRecorded = true }
+        }
+        /// Whether the exchange under way has its transaction yet; one that ends early gets one
+        /// when the task completes.
+        var hopRecorded = true
         var error: URLError?
         /// Stops whatever the task is waiting on: an exchange, or a body being written.
         var cancelWork: (@Sendable () -> Void)?
         /// Counts the pieces of work started, so that a late `cancelWork` of an earlier one is not kept.
         var workGeneration = 0
-        /// When the exchange under way started, for the metrics of one that fails.
+        /// When the exchange under way started and the response it got, for the metrics of one that fails.
         var hopStarted = Date()
+        var hopResponse: URLResponse?
         var isSuspended = false
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64 = 0
@@ -124,6 +130,9 @@ package final class LoadingTask: Sendable {
 
     /// The task's state, request, response and byte counts now.
     package var snapshot: Snapshot { state.withLock { $0.snapshot } }
+
+    /// Whether ``resume()`` has started the task (once started, it stays so).
+    package var isStarted: Bool { state.withLock { $0.machine.state != .initialized } }
 
     /// Starts the task, or lets a suspended one go on.
     package func resume() {
@@ -230,6 +239,8 @@ package final class LoadingTask: Sendable {
             state.bytesReceived = 0
             state.bytesExpectedToReceive = -1
             state.hopStarted = Date()
+            state.hopResponse = nil
+            state.hopRecorded = false
             state.workGeneration += 1
             return (state.currentRequest, state.body, state.workGeneration)
         }
@@ -348,6 +359,7 @@ package final class LoadingTask: Sendable {
         let action = state.withLock { state in
             keep(&state)
             state.response = response
+            state.hopResponse = response
             state.proposedRequest = verdict.proposed
             state.challenge = verdict.challenge
             return state.machine.responseReceived(verdict.verdict)
@@ -365,17 +377,11 @@ package final class LoadingTask: Sendable {
         return TransactionMetrics(metrics, request: request, response: response, clock: clock)
     }
 
-    /// The exchange failed before its response, or while its body arrived. One that failed before a
-    /// response counts as a transaction of its own, as URLSession reports a refused connection.
+    /// The exchange failed before its response, or while its body arrived.
     private func exchangeFailed(_ error: URLError) {
         perform(
             state.withLock { state in
                 if state.error == nil { state.error = error }
-                if case .exchanging = state.machine.state, !state.machine.isCancelled {
-                    state.transactions.append(
-                        TransactionMetrics(
-                            request: state.currentRequest, response: nil, fetchStart: state.hopStarted, end: nil, fetchType: .networkLoad))
-                }
                 return state.machine.exchangeFailed()
             })
     }
@@ -482,6 +488,15 @@ package final class LoadingTask: Sendable {
             state.cancelWork = nil
             state.streamedResponse = nil
             state.collectedBody = nil
+            if !state.hopRecorded {
+                // An exchange that failed or was cancelled still counts, with its response if one
+                // came, as URLSession reports a refused connection or a cancelled download.
+                let response = state.hopResponse
+                state.transactions.append(
+                    TransactionMetrics(
+                        request: state.currentRequest, response: response, fetchStart: state.hopStarted, end: response.map { _ in Date() },
+                        fetchType: .networkLoad))
+            }
             return (state.currentRequest.url, state.transactions, state.error, state.response, state.machine.redirects)
         }
         let url = currentURL ?? originalRequest.url ?? URL(fileURLWithPath: "/")

@@ -36,6 +36,8 @@ final class ConnectionRecorder: Sendable {
         var statistics = ConnectionStatistics()
         /// Index into `requestsPerConnection` of each open connection, by its channel.
         var openIndices: [ObjectIdentifier: Int] = [:]
+        /// The open connections, for a shutdown that cannot wait for their clients.
+        var openChannels: [ObjectIdentifier: any Channel] = [:]
         /// Callers waiting for the statistics to meet a condition.
         var waiters: [(condition: @Sendable (ConnectionStatistics) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -67,6 +69,7 @@ final class ConnectionRecorder: Sendable {
         let key = ObjectIdentifier(channel)
         let ready = state.withLockedValue { state in
             state.openIndices[key] = state.statistics.requestsPerConnection.count
+            state.openChannels[key] = channel
             state.statistics.requestsPerConnection.append(0)
             state.statistics.acceptedConnections += 1
             state.statistics.openConnections += 1
@@ -76,6 +79,7 @@ final class ConnectionRecorder: Sendable {
         ready.forEach { $0.resume() }
         channel.closeFuture.whenComplete { _ in
             let ready = self.state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+                state.openChannels.removeValue(forKey: key)
                 if state.openIndices.removeValue(forKey: key) != nil {
                     state.statistics.openConnections -= 1
                 }
@@ -83,6 +87,13 @@ final class ConnectionRecorder: Sendable {
             }
             ready.forEach { $0.resume() }
         }
+    }
+
+    /// Closes every connection still open (a client keeping an idle one would otherwise hold up a
+    /// graceful shutdown until the server's idle timeout).
+    func closeOpenConnections() {
+        let channels = state.withLockedValue { Array($0.openChannels.values) }
+        for channel in channels { channel.close(promise: nil) }
     }
 
     /// Returns once the statistics meet `condition`.

@@ -159,13 +159,18 @@ public final class HTTPBinServer: Sendable {
         return result
     }
 
-    /// Stops listening, lets requests in flight finish (for up to five seconds) and closes every connection.
+    /// Stops listening, lets requests in flight finish (for up to two seconds) and closes every connection.
     public func shutdown() async throws {
         try? await faultChannel.close()
         await serviceGroup.triggerGracefulShutdown()
         let running = self.running
+        let recorder = self.recorder
         let deadline = Task {
-            try await Task.sleep(for: .seconds(5))
+            // Requests in flight get two seconds; then connections still open are closed, which
+            // lets the listeners finish (an idle keep-alive connection would wait for its client).
+            try await Task.sleep(for: .seconds(2))
+            recorder.closeOpenConnections()
+            try await Task.sleep(for: .seconds(3))
             running.cancel()
         }
         defer { deadline.cancel() }

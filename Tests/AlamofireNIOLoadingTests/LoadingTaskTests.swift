@@ -230,8 +230,9 @@ import FoundationNetworking
             task.cancel()
             task.cancel()
             #expect(try await delegate.completion()?.code == .cancelled)
-            // Cancelled before any response: metrics with no transaction, as URLSession reports them.
-            #expect(delegate.events == ["metrics 0", "complete -999"])
+            // Cancelled before any response: the exchange it stopped is the one transaction.
+            #expect(delegate.events == ["metrics 1", "complete -999"])
+            #expect(delegate.metrics?.transactionMetrics.first?.response == nil)
         }
     }
 

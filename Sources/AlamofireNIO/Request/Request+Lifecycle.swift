@@ -65,6 +65,7 @@ extension Request {
         monitor(posting: Request.didResumeTaskNotification)?.performEvent(posting: Request.didResumeTaskNotification, for: self) {
             $0.request(self, didResumeTask: self.sessionTask(for: task))
         }
+        if !task.isStarted { willStartLoadingTask(task) }
         task.resume()
     }
 
@@ -122,7 +123,6 @@ extension Request {
             taskHandler.queue.async { taskHandler.handler(sessionTask) }
         }
         monitor()?.performEvent { $0.request(self, didCreateTask: self.sessionTask(for: task)) }
-        didCreateLoadingTask(task)
         switch action {
         case .resume:
             resumeTask(task)

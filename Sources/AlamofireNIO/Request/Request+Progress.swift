@@ -76,8 +76,7 @@ extension Request {
             return
         case .updateNow:
             // Outside the lock: `Progress` takes locks of its own and may call observers.
-            progress.totalUnitCount = total ?? -1
-            progress.completedUnitCount = completed
+            progress.set(completed: completed, total: total ?? -1)
             return
         case .deliver(let handler, let queue):
             delivery = (handler, queue)
@@ -87,8 +86,7 @@ extension Request {
                 state[progress: direction].deliveryPending = false
                 return (state[progress: direction].completed, state[progress: direction].total)
             }
-            progress.totalUnitCount = total
-            progress.completedUnitCount = completed
+            progress.set(completed: completed, total: total)
             delivery.handler(progress)
         }
     }
@@ -102,10 +100,7 @@ extension Request {
                 return state[progress: direction].handler?.queue
             }
             let progress = progress(for: direction)
-            let reset: @Sendable () -> Void = {
-                progress.totalUnitCount = 0
-                progress.completedUnitCount = 0
-            }
+            let reset: @Sendable () -> Void = { progress.set(completed: 0, total: 0) }
             if let handlerQueue { handlerQueue.async(execute: reset) } else { reset() }
         }
     }
@@ -118,5 +113,18 @@ extension Request {
             return download.total < 0 && download.completed > 0 ? download.completed : nil
         }
         if let completed { updateProgress(.download, completed: completed, total: completed) }
+    }
+}
+
+extension Progress {
+    /// Sets both counts. A known total that drops to 0 goes through "unknown" first: corelibs'
+    /// `Progress` traps when a positive total is set straight to 0.
+    func set(completed: Int64, total: Int64) {
+        if total == 0, totalUnitCount > 0 {
+            completedUnitCount = 0
+            totalUnitCount = -1
+        }
+        totalUnitCount = total
+        completedUnitCount = completed
     }
 }

@@ -141,8 +141,8 @@ public class Request: @unchecked Sendable {
     /// returns the error that ends the attempt, if any.
     func prepareTask() -> AFError? { nil }
 
-    /// A kind of request's word on its new task, before it starts (an upload of a stream provides it).
-    func didCreateLoadingTask(_ task: LoadingTask) {}
+    /// A kind of request's word on its task as it first starts (an upload of a stream provides it).
+    func willStartLoadingTask(_ task: LoadingTask) {}
 
     /// Where the body comes from when it is not the `URLRequest`'s `httpBody` (uploads).
     func loadingBody() -> RequestBody? { nil }

@@ -66,7 +66,7 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
     override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingUploadTask(task) }
 
     /// A streamed upload's task asks for its stream as it starts, as URLSession's does.
-    override func didCreateLoadingTask(_ task: LoadingTask) {
+    override func willStartLoadingTask(_ task: LoadingTask) {
         guard case .stream(let stream) = uploadable else { return }
         if !session.eventMonitor.isEmpty {
             let session = session

@@ -1,0 +1,217 @@
+import Foundation
+import HTTPBinServer
+import Synchronization
+import Testing
+
+@testable import AlamofireNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The exact events an `EventMonitor` hears, in Alamofire's order, for each kind of request: the
+/// request's own events (set up lazily, so the resume comes first) interleaved with the URLSession
+/// delegate's, which the loading layer raises at the moments URLSession would call it.
+@Suite struct EventSequenceTests {
+    /// The events of a successful load of a body, from the task's resume to its completion.
+    static func loaded(status: Int = 200, body: Bool = true, transactions: Int = 1) -> [String] {
+        ["dataTaskDidReceiveResponse \(status)"] + (body ? ["dataTaskDidReceiveData"] : [])
+            + ["taskDidFinishCollecting \(transactions)", "didGatherMetrics", "taskDidComplete ok"]
+    }
+
+    static let setUp = ["requestDidResume", "didCreateInitialURLRequest", "didCreateURLRequest", "didCreateTask", "didResumeTask"]
+
+    @Test func aValidatedDataRequest() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Session(eventMonitors: [monitor])
+            _ = try await withTimeout { await session.request(server.url("/get")).validate().serializingData().response }
+            let validated = ["didValidateRequest", "didValidateRequest", "didCompleteTask ok"]
+            #expect(await monitor.events == Self.setUp + Self.loaded() + validated + ["requestDidFinish", "didParseResponse<Data>"])
+        }
+    }
+
+    @Test func aRedirectedRequest() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Session(eventMonitors: [monitor])
+            _ = try await withTimeout { await session.request(server.url("/redirect/1")).serializingData().response }
+            #expect(
+                await monitor.events
+                    == Self.setUp + ["taskWillPerformHTTPRedirection 302"] + Self.loaded(transactions: 2)
+                    + ["didCompleteTask ok", "requestDidFinish", "didParseResponse<Data>"])
+        }
+    }
+
+    /// The first attempt is adapted to a 500 that validation rejects and the retrier retries; the
+    /// second is adapted to a success.
+    @Test func anAdaptedThenRetriedRequest() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let attempts = Mutex(0)
+            let adapter = Adapter { urlRequest, _, completion in
+                var adapted = urlRequest
+                let attempt = attempts.withLock { count in
+                    defer { count += 1 }
+                    return count
+                }
+                adapted.url = server.url(attempt == 0 ? "/status/500" : "/get")
+                completion(.success(adapted))
+            }
+            let retrier = Retrier { request, _, _, completion in completion(request.retryCount == 0 ? .retry : .doNotRetry) }
+            let session = Session(interceptor: Interceptor(adapter: adapter, retrier: retrier), eventMonitors: [monitor])
+            let response = try await withTimeout {
+                await session.request(server.url("/anything")).validate(statusCode: 200..<300).serializingData().response
+            }
+            #expect(response.response?.statusCode == 200)
+            let attempt = ["didCreateInitialURLRequest", "didAdaptInitialRequest", "didCreateURLRequest", "didCreateTask", "didResumeTask"]
+            let expected =
+                ["requestDidResume"] + attempt + Self.loaded(status: 500, body: false) + ["didValidateRequest", "didCompleteTask ok"]
+                + ["requestIsRetrying"] + attempt + Self.loaded() + ["didValidateRequest", "didCompleteTask ok"]
+                + ["requestDidFinish", "didParseResponse<Data>"]
+            #expect(await monitor.events == expected)
+        }
+    }
+
+    /// Cancelled once the body has begun: the cancel's events, then the task's end as cancelled,
+    /// its one transaction carrying the response.
+    @Test func aRequestCancelledMidBody() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Session(eventMonitors: [monitor])
+            let request = session.request(server.url("/drip?duration=4&numbytes=8&delay=0"))
+            let headArrived = Mutex(false)
+            request.onHTTPResponse(on: testQueue) { _ in headArrived.withLock { $0 = true } }
+            // Both on one queue: a progress update after the head's handler means body bytes came after it.
+            request.downloadProgress(queue: testQueue) { progress in
+                if headArrived.withLock({ $0 }), progress.completedUnitCount > 0 { request.cancel() }
+            }
+            let response = try await withTimeout { await request.serializingData().response }
+            #expect(response.error?.isExplicitlyCancelledError == true)
+            #expect(response.response?.statusCode == 200)
+            #expect((response.metrics?.transactionMetrics.first?.response as? HTTPURLResponse)?.statusCode == 200)
+            let events = await monitor.events.filter { $0 != "dataTaskDidReceiveData" }
+            #expect(
+                events
+                    == Self.setUp + [
+                        "dataTaskDidReceiveResponse 200", "requestDidCancel", "didCancelTask", "taskDidFinishCollecting 1",
+                        "didGatherMetrics", "taskDidComplete -999", "didCompleteTask error", "requestDidFinish", "didParseResponse<Data>",
+                    ])
+        }
+    }
+
+    @Test func aDownloadToADestination() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Session(eventMonitors: [monitor])
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)/bytes")
+            defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+            let response = try await withTimeout {
+                await session.download(server.url("/bytes/2000"), to: { _, _ in (file, [.createIntermediateDirectories]) })
+                    .serializingDownloadedFileURL().response
+            }
+            #expect(response.fileURL == file)
+            #expect(
+                await monitor.events
+                    == Self.setUp + [
+                        "downloadTaskDidWriteData", "downloadTaskDidFinishDownloading", "didCreateDestinationURL",
+                        "didFinishDownloadingUsing",
+                        "taskDidFinishCollecting 1", "didGatherMetrics", "taskDidComplete ok", "didCompleteTask ok", "requestDidFinish",
+                        "didParseDownloadResponse<URL>",
+                    ])
+        }
+    }
+
+    @Test func anUploadOfData() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Session(eventMonitors: [monitor])
+            _ = try await withTimeout {
+                await session.upload(Data(repeating: 7, count: 10_000), to: server.url("/post")).serializingData().response
+            }
+            #expect(
+                await monitor.events
+                    == [
+                        "requestDidResume", "didCreateInitialURLRequest", "didCreateUploadable", "didCreateURLRequest", "didCreateTask",
+                        "didResumeTask",
+                    ]
+                    + ["taskDidSendBodyData"] + Self.loaded() + ["didCompleteTask ok", "requestDidFinish", "didParseResponse<Data>"])
+        }
+    }
+
+    /// A streamed upload's task asks for its stream as it starts, as URLSession's does.
+    @Test func anUploadOfAStream() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Session(eventMonitors: [monitor])
+            let request = session.upload(InputStream(data: Data(repeating: 1, count: 5000)), to: server.url("/post"))
+            _ = try await withTimeout { await request.serializingData().response }
+            let events = await monitor.events
+            #expect(
+                events
+                    == [
+                        "requestDidResume", "didCreateInitialURLRequest", "didCreateUploadable", "didCreateURLRequest", "didCreateTask",
+                        "didResumeTask",
+                    ]
+                    + ["taskNeedNewBodyStream", "didProvideInputStream", "taskDidSendBodyData"] + Self.loaded()
+                    + ["didCompleteTask ok", "requestDidFinish", "didParseResponse<Data>"])
+        }
+    }
+
+    /// Setting up eagerly (Alamofire before 5.11) makes the task before the resume; a suspended
+    /// request's task waits suspended.
+    @Test func anEagerRequestMakesItsTaskBeforeItIsResumed() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Session(startRequestsImmediately: false, requestSetup: .eager, eventMonitors: [monitor])
+            let request = session.request(server.url("/get"))
+            let task = try #require(request.task)
+            #expect(task.state == .suspended)
+            request.suspend()
+            request.resume()
+            _ = try await withTimeout { await request.serializingData().response }
+            #expect(task.state == .completed)
+            #expect(
+                await monitor.events
+                    == ["didCreateInitialURLRequest", "didCreateURLRequest", "didCreateTask", "requestDidSuspend", "didSuspendTask"]
+                    + ["requestDidResume", "didResumeTask"] + Self.loaded() + [
+                        "didCompleteTask ok", "requestDidFinish", "didParseResponse<Data>",
+                    ])
+        }
+    }
+
+    /// A monitor added to one request hears that request's events and none of the URLSession's.
+    @Test func aRequestsOwnMonitorHearsOnlyRequestEvents() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let own = RecordingMonitor()
+            let session = Session(eventMonitors: [])
+            _ = try await withTimeout { await session.request(server.url("/get")).eventMonitor(own).serializingData().response }
+            #expect(
+                await own.events == Self.setUp + ["didGatherMetrics", "didCompleteTask ok", "requestDidFinish", "didParseResponse<Data>"])
+        }
+    }
+
+    /// `AlamofireNotifications`, the default monitor, posts Alamofire's notifications with the request.
+    @Test func theDefaultMonitorPostsAlamofiresNotifications() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Session()
+            let names = [
+                Request.didResumeNotification, Request.didResumeTaskNotification, Request.didCompleteTaskNotification,
+                Request.didFinishNotification,
+            ]
+            let posted = Mutex<[(String, UUID?)]>([])
+            let observers = names.map { name in
+                NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { notification in
+                    posted.withLock { $0.append((notification.name.rawValue, notification.request?.id)) }
+                }
+            }
+            defer { observers.forEach(NotificationCenter.default.removeObserver) }
+            let request = session.request(server.url("/get"))
+            _ = try await withTimeout { await request.serializingData().response }
+            // The notifications are posted on their own queue: wait until the last has been.
+            let mine = { posted.withLock { $0 }.filter { $0.1 == request.id }.map(\.0) }
+            for _ in 0..<500 where mine().count < 4 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(mine() == names.map(\.rawValue))
+        }
+    }
+}
