@@ -41,7 +41,7 @@ package enum LocalResource {
                 throw URLError(.fileIsDirectory, userInfo: [NSURLErrorFailingURLErrorKey: url])
             }
             body = try await FileSystem.shared.withFileHandle(forReadingAt: path) { handle in
-                try await handle.readToEnd(maximumSizeAllowed: .bytes(Int64(LoadingSession.maximumBodySize)))
+                try await handle.readToEnd(maximumSizeAllowed: .bytes(Int64(UInt32.max)))
             }
         } catch let error as FileSystemError {
             let code: URLError.Code =
