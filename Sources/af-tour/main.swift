@@ -249,6 +249,62 @@ step("request.description", described.description)
 print(described.cURLDescription())
 print(response.debugDescription.split(separator: "\n").prefix(3).joined(separator: "\n"))
 
+section("Lifecycle hooks (Alamofire 5.11 and 5.12)")
+let events = OrderLog()
+let monitor = ClosureEventMonitor(queue: progressQueue)
+monitor.requestDidResume = { _ in events.append("requestDidResume") }
+monitor.requestDidCreateTask = { _, task in events.append("didCreateTask #\(task.taskIdentifier)") }
+monitor.taskWillPerformHTTPRedirection = { _, _, response, _ in events.append("willPerformHTTPRedirection \(response.statusCode)") }
+monitor.dataTaskDidReceiveResponse = { _, _, response in events.append("didReceive \((response as? HTTPURLResponse)?.statusCode ?? 0)") }
+monitor.requestDidGatherMetrics = { _, metrics in events.append("didGatherMetrics (\(metrics.transactionMetrics.count) transactions)") }
+monitor.requestDidFinish = { _ in events.append("requestDidFinish") }
+let hooked = Session(eventMonitors: [monitor])
+let created = OrderLog()
+let hookedRequest = hooked.request("\(base)/redirect/1", shouldAutomaticallyResume: false)
+    .adapt(
+        using: Adapter { request, _, completion in
+            var request = request
+            request.headers.add(name: "X-Tour", value: "adapted")
+            completion(.success(request))
+        }
+    )
+    .onURLRequestCreation(on: progressQueue) { created.append("URLRequest for \($0.url?.path ?? "")") }
+    .onHTTPResponse(on: progressQueue) { response in created.append("onHTTPResponse \(response.statusCode)") }
+    .redirect(using: Redirector.follow)
+step(
+    "shouldAutomaticallyResume: false",
+    "state \(hookedRequest.state) until resume(); task \(hookedRequest.task == nil ? "not made yet" : "made")")
+let hookedTask = hookedRequest.serializingDecodable(Echo.self)
+hookedRequest.resume()
+let hookedEcho = try await hookedTask.value
+await withCheckedContinuation { continuation in progressQueue.async { continuation.resume() } }
+step("adapt(using:) on one request", "server saw X-Tour: \(hookedEcho.headers["X-Tour"] ?? "none")")
+step("onURLRequestCreation, onHTTPResponse", created.entries.joined(separator: " → "))
+step("ClosureEventMonitor", events.entries.joined(separator: " → "))
+step(
+    "request.task",
+    "\(hookedRequest.task is URLSessionDataTask ? "a URLSessionDataTask" : "another task"), state \(hookedRequest.task?.state == .completed ? "completed" : "running"), "
+        + "\(hookedRequest.task?.countOfBytesReceived ?? 0) bytes received")
+let refused = await AF.request("\(base)/bytes/100000").onHTTPResponse { _ async -> Request.ResponseDisposition in .cancel }
+    .serializingData().response
+step(
+    "onHTTPResponse { .cancel }",
+    refused.error?.isExplicitlyCancelledError == true ? "AFError.explicitlyCancelled, body not read" : "unexpected")
+/// The statuses a request's `httpResponses()` stream yields. A stream starts when it is iterated:
+/// start it, then the request.
+func streamedStatuses(_ request: DataRequest) async -> [Int] {
+    var responses = request.httpResponses().makeAsyncIterator()
+    _ = request.serializingData()
+    request.resume()
+    var statuses: [Int] = []
+    while let response = await responses.next() { statuses.append(response.statusCode) }
+    return statuses
+}
+let statuses = await streamedStatuses(AF.request("\(base)/get", shouldAutomaticallyResume: false))
+step("request.httpResponses(), iterated", statuses.map(String.init).joined(separator: ", "))
+let local = try await AF.request("data:text/plain;base64,SGVsbG8sIHRvdXIh").serializingString().value
+step("AF.request(\"data:…\")", local)
+
 try await server.shutdown()
 print("\nTour complete.")
 

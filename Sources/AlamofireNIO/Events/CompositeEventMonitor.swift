@@ -9,7 +9,8 @@ public import FoundationNetworking
 /// Each event goes straight to each monitor's queue from the moment that raises it (Alamofire hops
 /// through ``queue`` first; events of one request are raised in order, so the monitors see them in
 /// order without it). Alamofire's own ``AlamofireNotifications`` is only told of the events it posts,
-/// so a session with no other monitor pays nothing for the rest.
+/// and posts them at once, so a session with no other monitor pays nothing for the rest and no
+/// thread hop for those.
 public final class CompositeEventMonitor: EventMonitor {
     public let queue: DispatchQueue
     /// Underlying `EventMonitor`s performed by the instance.
@@ -33,7 +34,7 @@ public final class CompositeEventMonitor: EventMonitor {
         posting notification: Notification.Name? = nil, for request: Request? = nil, _ event: @escaping @Sendable (any EventMonitor) -> Void
     ) {
         if let notification, let request {
-            for monitor in notifications { monitor.queue.async { monitor.post(notification, for: request) } }
+            for monitor in notifications { monitor.post(notification, for: request) }
         }
         for monitor in others { monitor.queue.async { event(monitor) } }
     }

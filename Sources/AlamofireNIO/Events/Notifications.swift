@@ -37,11 +37,14 @@ private let requestKey = "org.alamofire.notification.key.request"
 /// others, posted to `NotificationCenter.default` with the request in `userInfo` (read it with
 /// `notification.request`).
 ///
-/// Unlike Alamofire, which posts them on the main queue, they are posted on a serial queue of their
-/// own, so a server or tool whose main queue never runs does not pile them up; observers registered
-/// with a queue get them there as usual.
+/// Unlike Alamofire, which posts them on the main queue, a session posts them at once, on the thread
+/// where the event happens (one of AlamofireNIO's event loops, or the session's root queue): a
+/// server or tool whose main queue never runs does not pile them up, and a request pays no thread
+/// hop for them. Observe with a queue (`addObserver(forName:object:queue:using:)`) to get them
+/// elsewhere; an observer without one must return quickly.
 public final class AlamofireNotifications: EventMonitor {
-    /// Where the notifications are posted: one serial queue shared by every instance.
+    /// Where the notifications are posted when this monitor is called directly (a session posts
+    /// them at once instead): one serial queue shared by every instance.
     public var queue: DispatchQueue { Self.postingQueue }
 
     private static let postingQueue = DispatchQueue(label: "org.alamofire.notifications")

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Responsible for managing the mapping of `ServerTrustEvaluating` values to given hosts.
 ///
