@@ -209,7 +209,7 @@ public protocol EmptyResponse {
 }
 
 /// The empty response: decodes from an empty body (or `{}`).
-public struct Empty: Codable, Sendable, Equatable {
+public struct Empty: Codable, Sendable, Hashable {
     /// The one value.
     public static let value = Empty()
 }
