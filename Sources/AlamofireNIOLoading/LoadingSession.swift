@@ -1,5 +1,5 @@
 package import AlamofireNIOTransport
-package import Foundation
+import Foundation
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -25,7 +25,7 @@ package final class LoadingSession: Sendable {
     let requestTimeout: TimeInterval
     let resourceTimeout: TimeInterval
     let redirectPolicy = RedirectPolicy()
-    let cookiePolicy = CookiePolicy()
+    let cookiePolicy: CookiePolicy
     let authenticationPolicy = AuthenticationPolicy()
     let cachePolicy = CachePolicy()
     /// The last task identifier handed out; URLSession numbers its tasks from 1.
@@ -37,19 +37,25 @@ package final class LoadingSession: Sendable {
     /// URLRequest's default `timeoutInterval`: a request with another value chose its own.
     static let defaultRequestTimeout: TimeInterval = 60
 
+    /// A session with `configuration`'s settings, read once: later changes to the configuration
+    /// object do not apply, as with URLSession, which copies its configuration.
     /// - Parameters:
     ///   - transport: performs the exchanges.
-    ///   - additionalHeaders: the configuration's headers, sent unless a request sets its own.
-    ///   - requestTimeout: the configuration's `timeoutIntervalForRequest` (idle time per exchange).
-    ///   - resourceTimeout: the configuration's `timeoutIntervalForResource` (each exchange's total).
-    package init(
-        transport: HTTPTransport, additionalHeaders: [(name: String, value: String)], requestTimeout: TimeInterval,
-        resourceTimeout: TimeInterval
-    ) {
+    ///   - configuration: `httpAdditionalHeaders` (sent unless a request sets its own),
+    ///     `timeoutIntervalForRequest` (idle time per exchange), `timeoutIntervalForResource` (each
+    ///     exchange's total), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`.
+    package init(transport: HTTPTransport, configuration: URLSessionConfiguration) {
         self.transport = transport
-        self.baseHeaders = NIOHTTP1.HTTPHeaders(additionalHeaders.map { ($0.name, $0.value) })
-        self.requestTimeout = requestTimeout
-        self.resourceTimeout = resourceTimeout
+        var headers = NIOHTTP1.HTTPHeaders()
+        for (name, value) in configuration.httpAdditionalHeaders ?? [:] {
+            headers.replaceOrAdd(name: "\(name.base)", value: "\(value)")
+        }
+        self.baseHeaders = headers
+        self.requestTimeout = configuration.timeoutIntervalForRequest
+        self.resourceTimeout = configuration.timeoutIntervalForResource
+        self.cookiePolicy = CookiePolicy(
+            storage: configuration.httpCookieStorage, sendsCookies: configuration.httpShouldSetCookies,
+            acceptPolicy: configuration.httpCookieAcceptPolicy)
     }
 
     /// A task for `request`, not started: call ``LoadingTask/resume()``.

@@ -123,9 +123,7 @@ package final class LoadingTask: Sendable {
         self.originalRequest = request
         self.destination = destination
         self.delegate = delegate
-        var cookied = request
-        session.cookiePolicy.prepare(&cookied)
-        self.state = Mutex(State(currentRequest: cookied, body: body))
+        self.state = Mutex(State(currentRequest: request, body: body))
     }
 
     /// The task's state, request, response and byte counts now.
@@ -251,7 +249,10 @@ package final class LoadingTask: Sendable {
         guard ["http", "https"].contains(url.scheme?.lowercased()) else {
             return exchangeFailed(URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         }
-        var transportRequest = session.transportRequest(for: request, url: url, body: body)
+        // Cookies go on the wire only, as with URLSession: the task's requests do not show them.
+        var sent = request
+        session.cookiePolicy.prepare(&sent)
+        var transportRequest = session.transportRequest(for: sent, url: url, body: body)
         transportRequest.onUploadProgress = { [weak self] sent, expected in self?.didSendBody(totalBytesSent: sent, expected: expected) }
         transportRequest.onDownloadProgress = { [weak self] received, expected in
             self?.didReceiveBody(totalBytes: received, expected: expected)
@@ -264,9 +265,12 @@ package final class LoadingTask: Sendable {
                     let response = LoadingSession.httpURLResponse(collected.head, url: url)
                     let transaction = TransactionMetrics(
                         collected.completion.metrics, request: request, response: response, clock: self.clock)
-                    self.decide(on: response, for: request) { state in
-                        state.collectedBody = collected.body
-                        state.transactions.append(transaction)
+                    let setCookies = collected.head.headers["Set-Cookie"]
+                    self.offEventLoopIfStoring(setCookies, for: request) {
+                        self.decide(response, self.verdict(on: response, setCookies: setCookies, for: request)) { state in
+                            state.collectedBody = collected.body
+                            state.transactions.append(transaction)
+                        }
                     }
                 case .failure(let error):
                     self.exchangeFailed(error.urlError(for: url))
@@ -278,7 +282,7 @@ package final class LoadingTask: Sendable {
                 do {
                     let streamed = try await session.transport.execute(transportRequest)
                     let response = LoadingSession.httpURLResponse(streamed.head, url: url)
-                    let verdict = self.verdict(on: response, for: request)
+                    let verdict = self.verdict(on: response, setCookies: streamed.head.headers["Set-Cookie"], for: request)
                     guard verdict.verdict == .redirect else {
                         // Its body is read once the delegate has decided.
                         return self.decide(response, verdict, keeping: { $0.streamedResponse = (streamed, request) })
@@ -337,11 +341,11 @@ package final class LoadingTask: Sendable {
         var challenge: LoadingChallenge?
     }
 
-    private func verdict(on response: HTTPURLResponse?, for request: URLRequest) -> Verdict {
+    /// Stores the response's cookies, then asks the redirect and authentication policies.
+    private func verdict(on response: HTTPURLResponse?, setCookies: [String], for request: URLRequest) -> Verdict {
         guard let response else { return Verdict() }
-        session.cookiePolicy.store(from: response, for: request)
-        if var proposed = session.redirectPolicy.nextRequest(after: request, response: response) {
-            session.cookiePolicy.prepare(&proposed)
+        session.cookiePolicy.store(setCookies, for: request)
+        if let proposed = session.redirectPolicy.nextRequest(after: request, response: response) {
             return Verdict(verdict: .redirect, proposed: proposed)
         }
         if let challenge = session.authenticationPolicy.challenge(in: response, previousFailureCount: 0) {
@@ -350,8 +354,12 @@ package final class LoadingTask: Sendable {
         return Verdict()
     }
 
-    private func decide(on response: HTTPURLResponse?, for request: URLRequest, keeping keep: (inout State) -> Void) {
-        decide(response, verdict(on: response, for: request), keeping: keep)
+    /// Runs `body` at once, or on another thread when it stores cookies: a persistent
+    /// `HTTPCookieStorage` (the shared one) writes its file on every change, which must not block an
+    /// event loop.
+    private func offEventLoopIfStoring(_ setCookies: [String], for request: URLRequest, _ body: @escaping @Sendable () -> Void) {
+        guard session.cookiePolicy.stores(setCookies, for: request) else { return body() }
+        DispatchQueue.global().async(execute: body)
     }
 
     /// Lets the machine decide what comes after a response, keeping what the next step needs.

@@ -121,7 +121,9 @@ import FoundationNetworking
     }
 
     static func session() -> LoadingSession {
-        LoadingSession(transport: HTTPTransport(), additionalHeaders: [("X-Session", "1")], requestTimeout: 60, resourceTimeout: 604_800)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["X-Session": "1"]
+        return LoadingSession(transport: HTTPTransport(), configuration: configuration)
     }
 
     static func request(_ url: URL, method: String = "GET") -> URLRequest {

@@ -139,9 +139,7 @@ open class Session: @unchecked Sendable {
         var transportConfiguration = HTTPTransport.Configuration()
         transportConfiguration.maximumConnectionsPerHost = max(1, configuration.httpMaximumConnectionsPerHost)
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
-        self.loading = LoadingSession(
-            transport: transport, additionalHeaders: configuration.headers.map { ($0.name, $0.value) },
-            requestTimeout: configuration.timeoutIntervalForRequest, resourceTimeout: configuration.timeoutIntervalForResource)
+        self.loading = LoadingSession(transport: transport, configuration: configuration)
     }
 
     /// Creates a `Session` from an existing `URLSession`: its configuration applies, and it is the ``session`` the
