@@ -467,7 +467,17 @@ package final class LoadingTask: Sendable {
                     } else if let local {
                         try await DownloadFile.write(local, to: file)
                     }
-                    delegate.loadingTask(self, didFinishDownloadingTo: file)
+                    // A cancel that came while the file was written ends the task here, as URLSession
+                    // does not hand a cancelled download's file over.
+                    try Task.checkCancellation()
+                    // The delegate moves the file (a copy, across volumes) and runs user code: off the
+                    // concurrency pool, as URLSession calls it on its delegate queue.
+                    await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+                        DispatchQueue.global().async {
+                            self.delegate.loadingTask(self, didFinishDownloadingTo: file)
+                            finished.resume()
+                        }
+                    }
                     perform(state.withLock { $0.machine.bodyReceived() })
                 } catch {
                     try? FileManager.default.removeItem(at: file)
@@ -491,7 +501,7 @@ package final class LoadingTask: Sendable {
     // MARK: Completion
 
     private func complete(_ failure: LoadingTaskStateMachine.Failure?) {
-        let (currentURL, transactions, exchangeError, lastResponse, redirects) = state.withLock { state in
+        let (currentURL, transactions, exchangeError, redirects) = state.withLock { state in
             // Nothing more will run: drop what the task held, a body not read included.
             state.cancelWork = nil
             state.streamedResponse = nil
@@ -505,14 +515,9 @@ package final class LoadingTask: Sendable {
                         request: state.currentRequest, response: response, fetchStart: state.hopStarted, end: response.map { _ in Date() },
                         fetchType: .networkLoad))
             }
-            return (state.currentRequest.url, state.transactions, state.error, state.response, state.machine.redirects)
+            return (state.currentRequest.url, state.transactions, state.error, state.machine.redirects)
         }
         let url = currentURL ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-        if failure == .tooManyRedirects, let lastResponse {
-            // As with URLSession, the task's response is then the last redirect (its disposition
-            // no longer matters).
-            delegate.loadingTask(self, didReceive: lastResponse) { _ in }
-        }
         let error: URLError?
         switch failure {
         case nil: error = nil

@@ -49,7 +49,8 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
     func loadingTask(_ task: LoadingTask, didReceive data: Data)
 
     /// The final response's body, when written to a file: the file at `location` is the delegate's
-    /// to move or remove.
+    /// to move or remove. Called on a Dispatch thread, never an event loop or the concurrency pool,
+    /// so the delegate may block on file I/O.
     func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL)
 
     /// The response is about to be stored by the cache policy: pass it on (or a changed one) to store

@@ -165,6 +165,8 @@ import FoundationNetworking
             let monitor = RecordingMonitor()
             let session = Session(startRequestsImmediately: false, requestSetup: .eager, eventMonitors: [monitor])
             let request = session.request(server.url("/get"))
+            // Set up on the root queue, as in Alamofire.
+            session.rootQueue.sync {}
             let task = try #require(request.task)
             #expect(task.state == .suspended)
             request.suspend()

@@ -11,13 +11,6 @@ import FoundationNetworking
 
 /// Alamofire 5.12's request lifecycle API, used as Alamofire's users use it.
 @Suite struct LifecycleParityTests {
-    /// Collects values from any queue.
-    final class Collected<Value: Sendable>: Sendable {
-        private let storage = Mutex<[Value]>([])
-        func append(_ value: Value) { storage.withLock { $0.append(value) } }
-        var values: [Value] { storage.withLock { $0 } }
-    }
-
     // MARK: Starting
 
     @Test func shouldAutomaticallyResumeOverridesTheSession() async throws {

@@ -26,8 +26,11 @@ import FoundationNetworking
 
     /// A request whose `URLRequest` exists but which never runs, for asking `shouldRetry` directly.
     static func idleRequest(_ method: HTTPMethod) -> DataRequest {
-        // Set up eagerly: its URLRequest exists at once, and it never starts.
-        Session(startRequestsImmediately: false, requestSetup: .eager).request("http://127.0.0.1:1/", method: method)
+        // Set up eagerly, on the root queue: its URLRequest exists once that queue has run, and it never starts.
+        let session = Session(startRequestsImmediately: false, requestSetup: .eager)
+        let request = session.request("http://127.0.0.1:1/", method: method)
+        session.rootQueue.sync {}
+        return request
     }
 
     @Test func defaultsAreAlamofires() {

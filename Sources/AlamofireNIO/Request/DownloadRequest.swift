@@ -84,6 +84,11 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     /// The body is in a temporary file at `location`: move it where the destination says, as Alamofire does before
     /// the task completes (a failed move becomes the request's error and leaves no file behind).
     func didFinishDownloading(using task: LoadingTask, to location: URL, fileManager: FileManager) {
+        guard !isCancelled else {
+            // Cancelled meanwhile: nothing is moved, and the temporary file goes.
+            try? fileManager.removeItem(at: location)
+            return
+        }
         let response = mutableState.withLock { $0.response }
         let (destinationURL, options) = response.flatMap { response in destination.map { $0(location, response) } } ?? (location, [])
         monitor()?.request(self, didCreateDestinationURL: destinationURL)

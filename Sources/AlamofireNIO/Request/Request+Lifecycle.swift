@@ -14,20 +14,27 @@ extension Request {
     /// - Returns: The instance.
     @discardableResult
     public func cancel() -> Self {
-        let action = mutableState.withLock { $0.machine.cancel() }
-        if case .none = action { return self }
-        // Told first, so monitors hear of the cancel before the events it causes.
-        monitor(posting: Request.didCancelNotification)?.requestDidCancel(self)
-        switch action {
-        case .none, .notify:
-            break
-        case .cancelTask(let task):
-            monitor(posting: Request.didCancelTaskNotification)?.performEvent(posting: Request.didCancelTaskNotification, for: self) {
-                $0.request(self, didCancelTask: self.sessionTask(for: task))
+        decideThenPerform { state in
+            let action = state.machine.cancel()
+            if case .none = action { return [] }
+            // Told first, so monitors hear of the cancel before the events it causes.
+            let tellCancelled: @Sendable () -> Void = { self.monitor(posting: Request.didCancelNotification)?.requestDidCancel(self) }
+            switch action {
+            case .none, .notify:
+                return [tellCancelled]
+            case .cancelTask(let task):
+                return [
+                    tellCancelled,
+                    {
+                        self.tellTaskEvent(Request.didCancelTaskNotification) {
+                            $0.request(self, didCancelTask: self.sessionTask(for: task))
+                        }
+                        self.cancelLoadingTask(task)
+                    },
+                ]
+            case .finish:
+                return [tellCancelled, { self.underlyingQueue.async { self.finish() } }]
             }
-            cancelLoadingTask(task)
-        case .finish:
-            underlyingQueue.async { self.finish() }
         }
         return self
     }
@@ -37,13 +44,11 @@ extension Request {
     /// - Returns: The instance.
     @discardableResult
     public func suspend() -> Self {
-        guard let task = mutableState.withLock({ $0.machine.suspend() }) else { return self }
-        monitor(posting: Request.didSuspendNotification)?.requestDidSuspend(self)
-        if let task {
-            monitor(posting: Request.didSuspendTaskNotification)?.performEvent(posting: Request.didSuspendTaskNotification, for: self) {
-                $0.request(self, didSuspendTask: self.sessionTask(for: task))
-            }
-            task.suspend()
+        decideThenPerform { state in
+            guard let task = state.machine.suspend() else { return [] }
+            var work: [@Sendable () -> Void] = [{ self.monitor(posting: Request.didSuspendNotification)?.requestDidSuspend(self) }]
+            if let task { work.append { self.suspendTask(task) } }
+            return work
         }
         return self
     }
@@ -53,20 +58,31 @@ extension Request {
     /// - Returns: The instance.
     @discardableResult
     public func resume() -> Self {
-        guard let action = mutableState.withLock({ $0.machine.resume() }) else { return self }
-        monitor(posting: Request.didResumeNotification)?.requestDidResume(self)
-        if let task = action.task { resumeTask(task) }
-        if action.setUp { session.readyToPerform(request: self) }
+        decideThenPerform { state in
+            guard let action = state.machine.resume() else { return [] }
+            var work: [@Sendable () -> Void] = [{ self.monitor(posting: Request.didResumeNotification)?.requestDidResume(self) }]
+            if let task = action.task { work.append { self.resumeTask(task) } }
+            if action.setUp { work.append { self.session.readyToPerform(request: self) } }
+            return work
+        }
         return self
     }
 
     /// Tells the monitors, then starts the task (so its events follow the resume's).
     private func resumeTask(_ task: LoadingTask) {
-        monitor(posting: Request.didResumeTaskNotification)?.performEvent(posting: Request.didResumeTaskNotification, for: self) {
-            $0.request(self, didResumeTask: self.sessionTask(for: task))
-        }
+        tellTaskEvent(Request.didResumeTaskNotification) { $0.request(self, didResumeTask: self.sessionTask(for: task)) }
         if !task.isStarted { willStartLoadingTask(task) }
         task.resume()
+    }
+
+    private func suspendTask(_ task: LoadingTask) {
+        tellTaskEvent(Request.didSuspendTaskNotification) { $0.request(self, didSuspendTask: self.sessionTask(for: task)) }
+        task.suspend()
+    }
+
+    /// Tells the monitors of an event of the request's task; ``AlamofireNotifications`` posts `notification`.
+    func tellTaskEvent(_ notification: Notification.Name, _ event: @escaping @Sendable (any EventMonitor) -> Void) {
+        monitor(posting: notification)?.performEvent(posting: notification, for: self, event)
     }
 
     /// Sets the request up now when the session sets requests up eagerly.
@@ -112,26 +128,31 @@ extension Request {
     func createTask(for urlRequest: URLRequest) {
         let task = session.loading.makeTask(
             with: urlRequest, body: loadingBody(), destination: loadingDestination(), delegate: session.delegate, owner: self)
-        let (action, taskHandler) = mutableState.withLock { state in
+        decideThenPerform { state in
             let action = state.machine.taskCreated(task)
-            if action != .discard { state.tasks.append(task) }
-            return (action, state.urlSessionTaskHandler)
-        }
-        guard action != .discard else { return }
-        if let taskHandler {
-            let sessionTask = sessionTask(for: task)
-            taskHandler.queue.async { taskHandler.handler(sessionTask) }
-        }
-        monitor()?.performEvent { $0.request(self, didCreateTask: self.sessionTask(for: task)) }
-        switch action {
-        case .resume:
-            resumeTask(task)
-        case .suspend:
-            monitor(posting: Request.didSuspendTaskNotification)?.performEvent(posting: Request.didSuspendTaskNotification, for: self) {
-                $0.request(self, didSuspendTask: self.sessionTask(for: task))
+            guard action != .discard else { return [] }
+            state.tasks.append(task)
+            let taskHandler = state.urlSessionTaskHandler
+            var work: [@Sendable () -> Void] = [
+                {
+                    if let taskHandler {
+                        let sessionTask = self.sessionTask(for: task)
+                        taskHandler.queue.async { taskHandler.handler(sessionTask) }
+                    }
+                    self.monitor()?.performEvent { $0.request(self, didCreateTask: self.sessionTask(for: task)) }
+                }
+            ]
+            switch action {
+            case .resume:
+                work.append { self.resumeTask(task) }
+            case .suspend:
+                work.append {
+                    self.tellTaskEvent(Request.didSuspendTaskNotification) { $0.request(self, didSuspendTask: self.sessionTask(for: task)) }
+                }
+            case .none, .discard:
+                break
             }
-        case .none, .discard:
-            break
+            return work
         }
     }
 
@@ -143,6 +164,10 @@ extension Request {
     /// The task completed: on the request's queue, validate, then retry or finish.
     func didCompleteTask(_ task: LoadingTask, with failure: URLError?) {
         if failure == nil { completeUnknownDownloadProgress() }
+        if failure?.code == .httpTooManyRedirects, let last = task.snapshot.response as? HTTPURLResponse {
+            // As with URLSession, the response is then the last redirect (never offered to a handler).
+            mutableState.withLock { $0.response = $0.response ?? last }
+        }
         underlyingQueue.async { self.didCompleteLoad(of: task, failure) }
     }
 
@@ -155,7 +180,7 @@ extension Request {
         } else {
             didAbandonLoad()
         }
-        monitor(posting: Request.didCompleteTaskNotification)?.performEvent(posting: Request.didCompleteTaskNotification, for: self) {
+        tellTaskEvent(Request.didCompleteTaskNotification) {
             $0.request(self, didCompleteTask: self.sessionTask(for: task), with: taskError)
         }
         retryOrFinish()
@@ -200,21 +225,19 @@ extension Request {
 
     /// Ends the attempt: runs the response serializers and tells the monitors.
     func finish() {
-        let finishing = mutableState.withLock { state in
-            guard state.machine.finish() else { return false }
-            // No load follows: let go of the validators (and whatever their closures hold).
-            state.validators.removeAll()
-            return true
-        }
-        guard finishing else { return }
-        processNextResponseSerializer()
+        // The validators stay: a serializer's failure may still retry the request, and the next
+        // attempt is validated too. They go with the request.
+        guard mutableState.withLock({ $0.machine.finish() }) else { return }
+        // Told before the serializers run, whatever queue they run on.
         monitor(posting: Request.didFinishNotification)?.requestDidFinish(self)
+        processNextResponseSerializer()
     }
 
-    /// Runs `handler` once the request has finished (at once if it has).
+    /// Runs `handler` once the request's serializers have all run (at once if they have), however
+    /// it ended, cancelled included.
     func onFinish(perform handler: @escaping @Sendable () -> Void) {
         let finished = mutableState.withLock { state in
-            if state.machine.state == .finished { return true }
+            if state.machine.isProcessingFinished { return true }
             state.finishHandlers.append(handler)
             return false
         }

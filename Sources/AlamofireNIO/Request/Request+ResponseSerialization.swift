@@ -74,7 +74,7 @@ extension Request {
                 self.responseSerializerDidComplete(completion: self.deliver(on: queue) { completionHandler(response.value) })
             }
             guard retriesOnFailure, case .failure(let failure) = result, !self.isCancelled else { return complete(response) }
-            self.session.retryResult(for: self, dueTo: failure) { retryResult in
+            @Sendable func decided(_ retryResult: RetryResult) {
                 switch retryResult {
                 case .doNotRetry:
                     complete(response)
@@ -86,6 +86,10 @@ extension Request {
                     guard self.mutableState.withLock({ $0.machine.serializerRequestedRetry() }) else { return complete(response) }
                     self.session.retryRequest(self, withDelay: retryResult.delay)
                 }
+            }
+            self.session.retryResult(for: self, dueTo: failure) { retryResult in
+                // The retriers answer on the root queue; completions continue on the serialization queue.
+                self.serializationQueue.async { decided(retryResult) }
             }
         }
     }
@@ -110,7 +114,8 @@ extension Request {
             (state.machine.appendSerializer(serializer), state.machine.state.canTransitionTo(.resumed))
         }
         if processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
-        if canResume, shouldAutomaticallyResume ?? session.startRequestsImmediately { resume() }
+        // Resumed after the statement adding the handler, as in Alamofire.
+        if canResume, shouldAutomaticallyResume ?? session.startRequestsImmediately { underlyingQueue.async { self.resume() } }
     }
 
     /// Runs `completion` on `queue`: inline when that is the serialization queue, where completions

@@ -96,6 +96,10 @@ public class Request: @unchecked Sendable {
         var httpResponseHandler: (queue: DispatchQueue, handler: DataRequest.HTTPResponseHandler)?
         /// Called once serialization has ended (the async streams finish there).
         var finishHandlers: [@Sendable () -> Void] = []
+        /// Work decided under the lock and waiting to be performed outside it, in order (see
+        /// ``Request/decideThenPerform(_:)``), and whether a thread is performing it.
+        var outbox: [@Sendable () -> Void] = []
+        var isPerformingOutbox = false
     }
 
     /// `UUID` providing a unique identifier for the `Request`, used in the `Hashable` and `Equatable` conformances.
@@ -210,6 +214,8 @@ public class Request: @unchecked Sendable {
     public var isCancelled: Bool { state == .cancelled }
     /// Returns whether `state` is `.finished`.
     public var isFinished: Bool { state == .finished }
+    /// Whether the request has begun running its serializers (for this attempt).
+    var hasBegunFinishing: Bool { mutableState.withLock { $0.machine.isFinishing } }
 
     /// `EventMonitor` used for event callbacks: the session's monitors, then any added with ``eventMonitor(_:)``.
     public var eventMonitor: (any EventMonitor)? { mutableState.withLock { $0.eventMonitor } }
@@ -292,11 +298,37 @@ public class Request: @unchecked Sendable {
 
     /// The `URLSessionTask` standing for `task`, made the first time it is asked for.
     func sessionTask(for task: LoadingTask) -> URLSessionTask {
-        mutableState.withLock { state in
-            if let made = state.sessionTasks[ObjectIdentifier(task)] { return made }
-            let made = makeSessionTask(for: task)
+        if let made = mutableState.withLock({ $0.sessionTasks[ObjectIdentifier(task)] }) { return made }
+        // Made outside the lock (a kind's override runs user-visible initialisers); the first one kept wins.
+        let made = makeSessionTask(for: task)
+        return mutableState.withLock { state in
+            if let kept = state.sessionTasks[ObjectIdentifier(task)] { return kept }
             state.sessionTasks[ObjectIdentifier(task)] = made
             return made
+        }
+    }
+
+    /// Decides under the lock, then performs what was decided outside it, in the order the decisions
+    /// were made, whichever threads made them: a thread that finds another performing leaves its
+    /// work to that one. So a `suspend()` racing a `resume()`, or a `cancel()` racing the task's
+    /// creation, reaches the task and the monitors in the order the state machine saw them, and the
+    /// work may call back into the request (a task failing at once) without deadlocking.
+    func decideThenPerform(_ decide: (inout MutableState) -> [@Sendable () -> Void]) {
+        let performs = mutableState.withLock { state in
+            state.outbox.append(contentsOf: decide(&state))
+            guard !state.isPerformingOutbox, !state.outbox.isEmpty else { return false }
+            state.isPerformingOutbox = true
+            return true
+        }
+        guard performs else { return }
+        while let next = mutableState.withLock({ state -> (@Sendable () -> Void)? in
+            guard !state.outbox.isEmpty else {
+                state.isPerformingOutbox = false
+                return nil
+            }
+            return state.outbox.removeFirst()
+        }) {
+            next()
         }
     }
 

@@ -242,6 +242,11 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
         }
     }
 
+    /// Whether every serializer has run (until another is added), however the request ended.
+    var isProcessingFinished: Bool {
+        if case .finished = phase { true } else { false }
+    }
+
     /// Adds a serializer; returns whether processing had ended and must start again for it.
     mutating func appendSerializer(_ serializer: @escaping Work) -> Bool {
         serializers.append(serializer)

@@ -44,7 +44,14 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
     override func prepareTask() -> AFError? {
         do {
             let made = try upload.createUploadable()
-            uploadableState.withLock { $0 = made }
+            let replaced = uploadableState.withLock { state in
+                defer { state = made }
+                return state
+            }
+            // A retry that made a new file removes the last attempt's.
+            if case .file(let old, shouldRemove: true) = replaced, case .file(let new, _) = made, old != new {
+                try? fileManager.removeItem(at: old)
+            }
             monitor()?.request(self, didCreateUploadable: made)
             return nil
         } catch {
@@ -68,10 +75,7 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
     /// A streamed upload's task asks for its stream as it starts, as URLSession's does.
     override func willStartLoadingTask(_ task: LoadingTask) {
         guard case .stream(let stream) = uploadable else { return }
-        if !session.eventMonitor.isEmpty {
-            let session = session
-            session.eventMonitor.performEvent { $0.urlSession(session.session, taskNeedsNewBodyStream: self.sessionTask(for: task)) }
-        }
+        session.delegate.tell(self, about: task) { $0.urlSession($1, taskNeedsNewBodyStream: $2) }
         let provided = UncheckedSendable(stream)
         monitor()?.performEvent { $0.request(self, didProvideInputStream: provided.value) }
     }

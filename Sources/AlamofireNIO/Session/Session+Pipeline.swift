@@ -17,9 +17,11 @@ extension Session: RequestDelegate {
     /// Whether a request resumes when its first response handler is added.
     public var startImmediately: Bool { startRequestsImmediately }
 
-    /// Sets `request` up: called by its first `resume()` (or at creation, with `.eager` request setup).
+    /// Sets `request` up on the root queue: called by its first `resume()` (or at creation, with `.eager` request
+    /// setup). So set-up always runs after the statement that made the request, with every handler and modifier it
+    /// chained, and never on the caller's thread.
     public func readyToPerform(request: Request) {
-        perform(request)
+        rootQueue.async { self.perform(request) }
     }
 
     /// Forgets a request whose serializers have all run.
@@ -56,9 +58,16 @@ extension Session: RequestDelegate {
 
     // MARK: Setting a request up
 
-    /// Builds, checks and adapts the request's `URLRequest`, on the request queue when the session has one.
+    /// Builds, checks and adapts the request's `URLRequest` (called on the root queue): at once, or on the request
+    /// queue when the session was given one.
     func perform(_ request: Request) {
+        guard !request.isCancelled else { return }
         _ = activeRequests.withLock { $0.insert(request) }
+        // A cancel may have finished the request (and its clean-up may have run) since the check.
+        if request.hasBegunFinishing {
+            _ = activeRequests.withLock { $0.remove(request) }
+            return
+        }
         if createsRequestsOnCallingThread {
             performSetupOperations(for: request)
         } else {
@@ -92,6 +101,7 @@ extension Session: RequestDelegate {
     }
 
     private func didCreateURLRequest(_ urlRequest: URLRequest, for request: Request) {
+        guard !request.isCancelled else { return }
         if let failure = request.prepareTask() { return request.retryOrFinish(creationFailure: failure) }
         request.didCreateURLRequest(urlRequest)
         guard !request.isCancelled else { return }

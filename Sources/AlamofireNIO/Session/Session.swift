@@ -215,7 +215,7 @@ open class Session: @unchecked Sendable {
     /// Closure which provides a `URLRequest` for mutation.
     public typealias RequestModifier = @Sendable (inout URLRequest) throws -> Void
 
-    /// Registers a new request and starts setting it up when the session sets requests up eagerly.
+    /// Starts setting a new request up when the session sets requests up eagerly.
     func prepare<R: Request>(_ request: R) -> R {
         if requestSetup == .eager { request.setUpEagerly() }
         return request

@@ -28,7 +28,7 @@ public final class SessionDelegate: Sendable {
 
     /// Tells the session's monitors of a URLSession event, when any would hear it; `event` gets the
     /// session's `URLSession` and the task's stand-in.
-    private func tell(
+    func tell(
         _ request: Request, about task: LoadingTask, _ event: @escaping @Sendable (any EventMonitor, URLSession, URLSessionTask) -> Void
     ) {
         let session = request.session

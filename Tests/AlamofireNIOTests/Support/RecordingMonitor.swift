@@ -139,3 +139,10 @@ struct TimedOut: Error, CustomStringConvertible {
     let seconds: Int
     var description: String { "timed out after \(seconds) s" }
 }
+
+/// Collects values from any queue.
+final class Collected<Value: Sendable>: Sendable {
+    private let storage = Mutex<[Value]>([])
+    func append(_ value: Value) { storage.withLock { $0.append(value) } }
+    var values: [Value] { storage.withLock { $0 } }
+}
