@@ -58,14 +58,35 @@ extension Request {
     /// - Returns: The instance.
     @discardableResult
     public func resume() -> Self {
+        resume(onRootQueue: false)
+        return self
+    }
+
+    /// The resume a response handler asks for, made on the request's queue after the statement that added it.
+    func resumeAutomatically() {
+        underlyingQueue.async { self.resume(onRootQueue: self.underlyingQueue === self.session.rootQueue) }
+    }
+
+    /// Resumes; `onRootQueue` says the caller runs on the session's root queue, where set-up may start at once
+    /// instead of after one more hop to it.
+    private func resume(onRootQueue: Bool) {
+        // Another thread may perform the work (one already performing this request's outbox).
+        let callingThread = pthread_self()
         decideThenPerform { state in
             guard let action = state.machine.resume() else { return [] }
             var work: [@Sendable () -> Void] = [{ self.monitor(posting: Request.didResumeNotification)?.requestDidResume(self) }]
             if let task = action.task { work.append { self.resumeTask(task) } }
-            if action.setUp { work.append { self.session.readyToPerform(request: self) } }
+            if action.setUp {
+                work.append {
+                    if onRootQueue, pthread_equal(pthread_self(), callingThread) != 0 {
+                        self.session.perform(self)
+                    } else {
+                        self.session.readyToPerform(request: self)
+                    }
+                }
+            }
             return work
         }
-        return self
     }
 
     /// Tells the monitors, then starts the task (so its events follow the resume's).

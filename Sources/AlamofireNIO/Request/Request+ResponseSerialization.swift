@@ -115,7 +115,7 @@ extension Request {
         }
         if processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
         // Resumed after the statement adding the handler, as in Alamofire.
-        if canResume, shouldAutomaticallyResume ?? session.startRequestsImmediately { underlyingQueue.async { self.resume() } }
+        if canResume, shouldAutomaticallyResume ?? session.startRequestsImmediately { resumeAutomatically() }
     }
 
     /// Runs `completion` on `queue`: inline when that is the serialization queue, where completions
