@@ -26,7 +26,7 @@ package final class LoadingSession: Sendable {
     let resourceTimeout: TimeInterval
     let redirectPolicy = RedirectPolicy()
     let cookiePolicy: CookiePolicy
-    let authenticationPolicy = AuthenticationPolicy()
+    let authenticationPolicy: AuthenticationPolicy
     let cachePolicy = CachePolicy()
     /// The last task identifier handed out; URLSession numbers its tasks from 1.
     private let lastTaskIdentifier = Atomic<Int>(0)
@@ -43,7 +43,8 @@ package final class LoadingSession: Sendable {
     ///   - transport: performs the exchanges.
     ///   - configuration: `httpAdditionalHeaders` (sent unless a request sets its own),
     ///     `timeoutIntervalForRequest` (idle time per exchange), `timeoutIntervalForResource` (each
-    ///     exchange's total), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`.
+    ///     exchange's total), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`,
+    ///     `urlCredentialStorage`.
     package init(transport: HTTPTransport, configuration: URLSessionConfiguration) {
         self.transport = transport
         var headers = NIOHTTP1.HTTPHeaders()
@@ -56,6 +57,7 @@ package final class LoadingSession: Sendable {
         self.cookiePolicy = CookiePolicy(
             storage: configuration.httpCookieStorage, sendsCookies: configuration.httpShouldSetCookies,
             acceptPolicy: configuration.httpCookieAcceptPolicy)
+        self.authenticationPolicy = AuthenticationPolicy(credentialStorage: configuration.urlCredentialStorage)
     }
 
     /// A task for `request`, not started: call ``LoadingTask/resume()``.
@@ -72,6 +74,11 @@ package final class LoadingSession: Sendable {
         LoadingTask(
             session: self, identifier: lastTaskIdentifier.add(1, ordering: .relaxed).newValue, request: request, body: body,
             destination: destination, delegate: delegate, owner: owner)
+    }
+
+    /// The configuration's stored credential for `protectionSpace`, matched field by field.
+    package func defaultCredential(for protectionSpace: URLProtectionSpace) -> URLCredential? {
+        authenticationPolicy.defaultCredential(for: protectionSpace)
     }
 
     /// What the transport should send for `request` on one hop.

@@ -51,6 +51,15 @@ package final class LoadingTask: Sendable {
     }
 
     private struct State: @unchecked Sendable {
+        /// The request body when it is in memory (for Digest's `auth-int`).
+        var bodyInMemory: Data? {
+            switch body {
+            case .data(let data): data
+            case .file, .stream: nil
+            case nil: currentRequest.httpBody ?? Data()
+            }
+        }
+
         var machine = LoadingTaskStateMachine()
         var currentRequest: URLRequest
         var body: RequestBody?
@@ -58,6 +67,15 @@ package final class LoadingTask: Sendable {
         var response: URLResponse?
         var proposedRequest: URLRequest?
         var challenge: LoadingChallenge?
+        /// The answer to the last challenge, sent with every exchange until a redirect.
+        var authorization: String?
+        /// The credential that answer came from, stored once a response accepts it.
+        var answeredCredential: (credential: URLCredential, space: URLProtectionSpace)?
+        /// Answers the server refused (a 401 again); a Digest answer refused as `stale` is not one.
+        var refusedAnswers = 0
+        /// Whether the exchange under way carries an answer, and whether it was a Digest one.
+        var exchangeCarriesAnswer = false
+        var answerIsDigest = false
         /// A collected body waiting to be handed over.
         var collectedBody: ByteBuffer?
         /// A streamed final response whose body is still to be written to a file, with the request
@@ -210,6 +228,8 @@ package final class LoadingTask: Sendable {
             guard case .awaitingRedirect = state.machine.state else { return .none }
             let previousMethod = state.currentRequest.httpMethod
             state.currentRequest = next
+            // An answer is for the URL challenged; the next one answers its own challenge.
+            state.authorization = nil
             // A redirect that turned the request into a GET drops an upload's body with `httpBody`.
             if next.httpMethod != previousMethod { state.body = nil }
             let needsBodyStream = state.body.map { !$0.isReplayable } ?? false
@@ -218,20 +238,42 @@ package final class LoadingTask: Sendable {
         perform(action)
     }
 
+    /// Answers the challenge with the delegate's credential (or, by default, the configuration's
+    /// stored one, unless an answer was already refused), or lets the 401 be the result.
     private func challengeDecided(_ disposition: LoadingChallenge.Disposition) {
+        let credential: URLCredential?
         switch disposition {
-        case .useCredential, .performDefaultHandling, .rejectProtectionSpace:
-            // The authentication policy's seat: no credential is sent yet, so the challenge stands.
-            perform(state.withLock { $0.machine.challengeDecided(retry: false) })
+        case .useCredential(let given):
+            credential = given
+        case .performDefaultHandling:
+            credential = state.withLock { state in
+                guard let challenge = state.challenge, challenge.previousFailureCount == 0 else { return nil }
+                return session.authenticationPolicy.defaultCredential(for: challenge.protectionSpace)
+            }
+        case .rejectProtectionSpace:
+            credential = nil
         case .cancelAuthenticationChallenge:
-            cancel()
+            return cancel()
         }
+        let action = state.withLock { state -> LoadingTaskStateMachine.Action in
+            guard case .awaitingChallenge = state.machine.state else { return .none }
+            guard let credential, let challenge = state.challenge,
+                let authorization = session.authenticationPolicy.authorization(
+                    answering: challenge, with: credential, request: state.currentRequest, body: state.bodyInMemory)
+            else { return state.machine.challengeDecided(retry: false) }
+            state.authorization = authorization
+            state.answeredCredential = (credential, challenge.protectionSpace)
+            state.answerIsDigest = challenge.offer.scheme == "digest"
+            return state.machine.challengeDecided(retry: true, needsBodyStream: state.body.map { !$0.isReplayable } ?? false)
+        }
+        perform(action)
     }
 
     // MARK: Exchanges
 
     private func startExchange(hop: Int) {
-        let (request, body, generation) = state.withLock { state in
+        let (request, body, generation, authorization) = state.withLock { state in
+            state.exchangeCarriesAnswer = state.authorization != nil
             state.collectedBody = nil
             state.bytesSent = 0
             state.bytesReceived = 0
@@ -240,7 +282,7 @@ package final class LoadingTask: Sendable {
             state.hopResponse = nil
             state.hopRecorded = false
             state.workGeneration += 1
-            return (state.currentRequest, state.body, state.workGeneration)
+            return (state.currentRequest, state.body, state.workGeneration, state.authorization)
         }
         guard let url = request.url else {
             return exchangeFailed(URLError(.badURL))
@@ -252,6 +294,8 @@ package final class LoadingTask: Sendable {
         // Cookies go on the wire only, as with URLSession: the task's requests do not show them.
         var sent = request
         session.cookiePolicy.prepare(&sent)
+        // So does a challenge's answer.
+        if let authorization { sent.setValue(authorization, forHTTPHeaderField: "Authorization") }
         var transportRequest = session.transportRequest(for: sent, url: url, body: body)
         transportRequest.onUploadProgress = { [weak self] sent, expected in self?.didSendBody(totalBytesSent: sent, expected: expected) }
         transportRequest.onDownloadProgress = { [weak self] received, expected in
@@ -267,7 +311,9 @@ package final class LoadingTask: Sendable {
                         collected.completion.metrics, request: request, response: response, clock: self.clock)
                     let setCookies = collected.head.headers["Set-Cookie"]
                     self.offEventLoopIfStoring(setCookies, for: request) {
-                        self.decide(response, self.verdict(on: response, setCookies: setCookies, for: request)) { state in
+                        let verdict = self.verdict(
+                            on: response, setCookies: setCookies, wwwAuthenticate: collected.head.headers["WWW-Authenticate"], for: request)
+                        self.decide(response, verdict) { state in
                             state.collectedBody = collected.body
                             state.transactions.append(transaction)
                         }
@@ -282,7 +328,10 @@ package final class LoadingTask: Sendable {
                 do {
                     let streamed = try await session.transport.execute(transportRequest)
                     let response = LoadingSession.httpURLResponse(streamed.head, url: url)
-                    let verdict = self.verdict(on: response, setCookies: streamed.head.headers["Set-Cookie"], for: request)
+                    let verdict = self.verdict(
+                        on: response, setCookies: streamed.head.headers["Set-Cookie"],
+                        wwwAuthenticate: streamed.head.headers["WWW-Authenticate"],
+                        for: request)
                     guard verdict.verdict == .redirect else {
                         // Its body is read once the delegate has decided.
                         return self.decide(response, verdict, keeping: { $0.streamedResponse = (streamed, request) })
@@ -341,14 +390,35 @@ package final class LoadingTask: Sendable {
         var challenge: LoadingChallenge?
     }
 
-    /// Stores the response's cookies, then asks the redirect and authentication policies.
-    private func verdict(on response: HTTPURLResponse?, setCookies: [String], for request: URLRequest) -> Verdict {
+    /// Stores the response's cookies, then asks the redirect and authentication policies; a
+    /// response that accepts an answer to a challenge stores its credential.
+    private func verdict(on response: HTTPURLResponse?, setCookies: [String], wwwAuthenticate: [String], for request: URLRequest) -> Verdict
+    {
         guard let response else { return Verdict() }
         session.cookiePolicy.store(setCookies, for: request)
         if let proposed = session.redirectPolicy.nextRequest(after: request, response: response) {
             return Verdict(verdict: .redirect, proposed: proposed)
         }
-        if let challenge = session.authenticationPolicy.challenge(in: response, previousFailureCount: 0) {
+        let (refused, accepted) = state.withLock { state -> (Int, (credential: URLCredential, space: URLProtectionSpace)?) in
+            defer { state.exchangeCarriesAnswer = false }
+            guard state.exchangeCarriesAnswer else { return (state.refusedAnswers, nil) }
+            guard response.statusCode == 401 else {
+                defer { state.answeredCredential = nil }
+                return (state.refusedAnswers, state.answeredCredential)
+            }
+            // Refused, unless a Digest answer's nonce merely went stale (the credential was right).
+            let stale =
+                state.answerIsDigest
+                && AuthenticationChallengeOffer.parse(wwwAuthenticate).contains {
+                    $0.scheme == "digest" && $0.parameters["stale"]?.lowercased() == "true"
+                }
+            if !stale { state.refusedAnswers += 1 }
+            return (state.refusedAnswers, nil)
+        }
+        if let accepted { session.authenticationPolicy.store(accepted.credential, for: accepted.space) }
+        if let challenge = session.authenticationPolicy.challenge(
+            in: response, wwwAuthenticate: wwwAuthenticate, request: request, previousFailureCount: refused)
+        {
             return Verdict(verdict: .challenge, challenge: challenge)
         }
         return Verdict()

@@ -133,4 +133,16 @@ package struct LoadingChallenge: Sendable {
     package let previousFailureCount: Int
     /// The 401 (or 407) response.
     package let failureResponse: HTTPURLResponse
+    /// The scheme and parameters answered.
+    package let offer: AuthenticationChallengeOffer
+
+    package init(
+        protectionSpace: URLProtectionSpace, previousFailureCount: Int, failureResponse: HTTPURLResponse,
+        offer: AuthenticationChallengeOffer
+    ) {
+        self.protectionSpace = protectionSpace
+        self.previousFailureCount = previousFailureCount
+        self.failureResponse = failureResponse
+        self.offer = offer
+    }
 }

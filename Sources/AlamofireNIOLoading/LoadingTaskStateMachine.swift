@@ -9,6 +9,7 @@ import Foundation
 ///   deciding: a redirect to ask about ─▶ awaitingRedirect ─follow─▶ exchanging(hop + 1)
 ///                                                    └─ a stream body to replace ─▶ awaitingBodyStream
 ///             a challenge to answer   ─▶ awaitingChallenge ─retry─▶ exchanging(hop + 1)
+///                                                    └─ a stream body to replace ─▶ awaitingBodyStream
 ///             otherwise               ─▶ awaitingDisposition ─allow─▶ receivingBody ─▶ completed
 /// ```
 /// Cancelling while an exchange or a body is under way asks the task to stop it and waits for it
@@ -67,10 +68,16 @@ package struct LoadingTaskStateMachine: Sendable {
     /// URLSession's limit on redirects; one more fails with `.httpTooManyRedirects`.
     package static let maximumRedirects = 16
 
+    /// How many challenges one task answers; the next challenging response is the result, so a
+    /// delegate that always answers cannot loop forever.
+    package static let maximumChallenges = 8
+
     package private(set) var state: State = .initialized
     package private(set) var isCancelled = false
     /// Redirects followed so far.
     package private(set) var redirects = 0
+    /// Challenges answered so far.
+    package private(set) var challengesAnswered = 0
 
     package init() {}
 
@@ -98,6 +105,10 @@ package struct LoadingTaskStateMachine: Sendable {
             state = .awaitingRedirect(hop: hop)
             return .askRedirect
         case .challenge:
+            guard challengesAnswered < Self.maximumChallenges else {
+                state = .awaitingDisposition(hop: hop)
+                return .deliverResponse
+            }
             state = .awaitingChallenge(hop: hop)
             return .askChallenge
         case .final:
@@ -140,12 +151,18 @@ package struct LoadingTaskStateMachine: Sendable {
     }
 
     /// The challenge was answered: `retry` sends the request again with a credential; otherwise
-    /// the challenging response is the result.
-    package mutating func challengeDecided(retry: Bool) -> Action {
+    /// the challenging response is the result. `needsBodyStream` says the request repeats a body
+    /// that cannot be replayed.
+    package mutating func challengeDecided(retry: Bool, needsBodyStream: Bool = false) -> Action {
         guard case .awaitingChallenge(let hop) = state else { return .none }
         guard retry else {
             state = .awaitingDisposition(hop: hop)
             return .deliverResponse
+        }
+        challengesAnswered += 1
+        if needsBodyStream {
+            state = .awaitingBodyStream(hop: hop)
+            return .askBodyStream
         }
         state = .exchanging(hop: hop + 1)
         return .startExchange(hop: hop + 1)

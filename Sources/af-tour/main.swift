@@ -232,6 +232,56 @@ step(
     "\(uploadFractions.entries.count) updates, server says \(uploadedFile.trimmingCharacters(in: .newlines))")
 try? FileManager.default.removeItem(at: tourDirectory)
 
+section("Authentication")
+struct Authenticated: Decodable, Sendable {
+    let authenticated: Bool
+    let user: String
+}
+let user = "user"
+let password = "password"
+let basic = await onMain { done in
+    AF.request("\(base)/basic-auth/\(user)/\(password)")
+        .authenticate(username: user, password: password)
+        .responseDecodable(of: Authenticated.self) { done(summary($0.result.map(\.authenticated))) }
+}
+step(".authenticate(username:password:) on a Basic challenge", basic)
+let credential = URLCredential(user: user, password: password, persistence: .forSession)
+let withCredential = await onMain { done in
+    AF.request("\(base)/digest-auth/auth/\(user)/\(password)/SHA-256")
+        .authenticate(with: credential)
+        .responseDecodable(of: Authenticated.self) {
+            done("\(summary($0.result.map(\.authenticated))), \($0.metrics?.transactionMetrics.count ?? 0) exchanges")
+        }
+}
+step(".authenticate(with: URLCredential) on a Digest SHA-256 challenge", withCredential)
+let wrong = await AF.request("\(base)/basic-auth/\(user)/\(password)").authenticate(username: user, password: "wrong")
+    .validate().serializingData().response
+step(
+    "a wrong password",
+    "tried once, then \(wrong.response?.statusCode ?? 0): \(wrong.error?.localizedDescription ?? "no error")")
+let manualAuthorization = await AF.request(
+    "\(base)/basic-auth/\(user)/\(password)", headers: [.authorization(username: user, password: password)]
+)
+.serializingDecodable(Authenticated.self).response
+step(
+    "headers: [.authorization(username:password:)]",
+    "\(summary(manualAuthorization.result.map(\.authenticated))), \(manualAuthorization.metrics?.transactionMetrics.count ?? 0) exchange")
+
+section("Cookies")
+struct CookieJar: Decodable, Sendable { let cookies: [String: String] }
+// A session of its own: `AF` uses the shared HTTPCookieStorage, which would then send these
+// cookies with every later request of the tour.
+let cookieSession = Session(configuration: URLSessionConfiguration.af.ephemeral)
+let setOnRedirect = try await cookieSession.request("\(base)/cookies/set?flavour=oatmeal&count=3")
+    .serializingDecodable(CookieJar.self).value
+step(
+    "Set-Cookie on a 302, sent on the hop it leads to",
+    setOnRedirect.cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))
+let stored = cookieSession.sessionConfiguration.httpCookieStorage?.cookies?.map { "\($0.name) (domain \($0.domain), path \($0.path))" }
+step("httpCookieStorage", (stored ?? []).sorted().joined(separator: ", "))
+let afterDelete = try await cookieSession.request("\(base)/cookies/delete?flavour").serializingDecodable(CookieJar.self).value
+step("an expired Set-Cookie deletes", "\(afterDelete.cookies)")
+
 section("Metrics")
 let measured = await AF.request("\(base)/get").serializingData().response
 if let transaction = measured.metrics?.transactionMetrics.first {

@@ -76,6 +76,26 @@ import Testing
         #expect(declined.challengeDecided(retry: false) == .deliverResponse)
     }
 
+    @Test func answeredChallengesAreLimitedSoNoDelegateLoopsForever() {
+        var machine = Self.machine(in: .exchanging(hop: 0))
+        for hop in 1...Machine.maximumChallenges {
+            #expect(machine.responseReceived(.challenge) == .askChallenge)
+            #expect(machine.challengeDecided(retry: true) == .startExchange(hop: hop))
+        }
+        #expect(machine.challengesAnswered == Machine.maximumChallenges)
+        // The next challenge is not asked about: the 401 is the response.
+        #expect(machine.responseReceived(.challenge) == .deliverResponse)
+    }
+
+    @Test func aChallengeRepeatingAStreamAsksForANewOne() {
+        var machine = Self.machine(in: .awaitingChallenge(hop: 0))
+        #expect(machine.challengeDecided(retry: true, needsBodyStream: true) == .askBodyStream)
+        #expect(machine.bodyStreamProvided(true) == .startExchange(hop: 1))
+        var exhausted = Self.machine(in: .awaitingChallenge(hop: 0))
+        _ = exhausted.challengeDecided(retry: true, needsBodyStream: true)
+        #expect(exhausted.bodyStreamProvided(false) == .complete(.bodyStreamExhausted))
+    }
+
     @Test func aCancellingDispositionEndsTheTaskAsCancelled() {
         var machine = Self.machine(in: .awaitingDisposition(hop: 0))
         #expect(machine.dispositionDecided(allow: false) == .complete(.cancelled))

@@ -59,7 +59,15 @@ extension SessionDelegate: LoadingTaskDelegate {
                 failureResponse: challenge.failureResponse, error: nil, sender: ChallengeSender())
             monitor.urlSession(session, task: sessionTask, didReceive: challenge)
         }
-        completionHandler(request.credential.map { .useCredential($0) } ?? .performDefaultHandling)
+        // Alamofire's answer: an answer already refused is not repeated (the 401 is the response); else the
+        // request's credential, else the configuration's stored one, else URLSession's default handling.
+        guard challenge.previousFailureCount == 0 else { return completionHandler(.rejectProtectionSpace) }
+        completionHandler(credential(for: request, in: challenge.protectionSpace).map { .useCredential($0) } ?? .performDefaultHandling)
+    }
+
+    /// The request's credential, else the session's stored one for `protectionSpace`, as Alamofire's `credential(for:in:)`.
+    private func credential(for request: Request, in protectionSpace: URLProtectionSpace) -> URLCredential? {
+        request.credential ?? request.session.loading.defaultCredential(for: protectionSpace)
     }
 
     package func loadingTaskNeedsNewBodyStream(_ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {

@@ -1,18 +1,97 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+package import FoundationNetworking
 #endif
 
-/// Decides whether a response is a challenge the task should answer (a 401 or 407 with
-/// `WWW-Authenticate`/`Proxy-Authenticate`), and with which credential by default.
+/// HTTP authentication as URLSession performs it: a 401 whose `WWW-Authenticate` offers Basic or
+/// Digest becomes a challenge for the delegate; a credential it answers with (or, by default, the
+/// configuration's `urlCredentialStorage`) makes the `Authorization` header of one more exchange.
 ///
-/// A seat for now: no response is treated as a challenge, so a 401 is the result, as it is today.
-/// Basic and Digest, the request's credential and the configuration's `urlCredentialStorage` take
-/// effect here when authentication lands.
-package struct AuthenticationPolicy: Sendable {
-    package init() {}
+/// Of several offers the strongest is answered: Digest over Basic, SHA-512-256 over SHA-256 over
+/// MD5. Stored credentials are found by matching host, port, scheme, realm and method field by
+/// field: FoundationNetworking's `URLProtectionSpace` compares by identity, so its
+/// `defaultCredential(for:)` finds nothing for an equal space made elsewhere. A credential whose
+/// persistence is `.forSession` or `.permanent` is stored once a response accepts it.
+package struct AuthenticationPolicy: @unchecked Sendable {
+    // @unchecked: URLCredentialStorage is thread-safe (its own queue) but not marked Sendable.
+    let credentialStorage: URLCredentialStorage?
 
-    /// The challenge in `response` the task should answer, if any (none yet).
-    func challenge(in response: HTTPURLResponse, previousFailureCount: Int) -> LoadingChallenge? { nil }
+    package init(credentialStorage: URLCredentialStorage? = nil) {
+        self.credentialStorage = credentialStorage
+    }
+
+    /// The challenge in a 401 response with these `WWW-Authenticate` values, if it offers a scheme
+    /// this policy answers.
+    func challenge(
+        in response: HTTPURLResponse, wwwAuthenticate: [String], request: URLRequest, previousFailureCount: Int
+    ) -> LoadingChallenge? {
+        guard response.statusCode == 401, let url = request.url, let host = url.host,
+            let offer = Self.strongestOffer(AuthenticationChallengeOffer.parse(wwwAuthenticate))
+        else { return nil }
+        let scheme = url.scheme?.lowercased() ?? "http"
+        let space = URLProtectionSpace(
+            host: host, port: url.port ?? (scheme == "https" ? 443 : 80), protocol: scheme, realm: offer.parameters["realm"],
+            authenticationMethod: offer.scheme == "digest" ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic)
+        return LoadingChallenge(protectionSpace: space, previousFailureCount: previousFailureCount, failureResponse: response, offer: offer)
+    }
+
+    /// Digest with the strongest supported algorithm, else Basic; nil when neither is offered.
+    static func strongestOffer(_ offers: [AuthenticationChallengeOffer]) -> AuthenticationChallengeOffer? {
+        let digests = offers.filter { $0.scheme == "digest" && $0.parameters["nonce"] != nil }
+            .compactMap { offer in HTTPAuthorization.DigestAlgorithm(challenge: offer).map { (offer, $0) } }
+        if let strongest = digests.max(by: { $0.1.strength < $1.1.strength }) { return strongest.0 }
+        return offers.first { $0.scheme == "basic" }
+    }
+
+    /// The `Authorization` value `credential` makes for `challenge` on `request` (whose body, if in
+    /// memory, is `body`); nil when the credential has no user and password or the offer cannot be
+    /// answered.
+    func authorization(answering challenge: LoadingChallenge, with credential: URLCredential, request: URLRequest, body: Data?) -> String? {
+        guard let user = credential.user, let password = credential.password, let url = request.url else { return nil }
+        switch challenge.offer.scheme {
+        case "basic":
+            return HTTPAuthorization.basic(user: user, password: password)
+        case "digest":
+            return HTTPAuthorization.digest(
+                user: user, password: password, challenge: challenge.offer, method: request.httpMethod ?? "GET",
+                uri: HTTPAuthorization.requestTarget(of: url), body: body)
+        default:
+            return nil
+        }
+    }
+
+    /// The configuration's credential for `space`: its default one, else the only one stored.
+    func defaultCredential(for space: URLProtectionSpace) -> URLCredential? {
+        guard let credentialStorage else { return nil }
+        for (stored, credentials) in credentialStorage.allCredentials where Self.matches(stored, space) {
+            if let preferred = credentialStorage.defaultCredential(for: stored) { return preferred }
+            if credentials.count == 1 { return credentials.first?.value }
+        }
+        return nil
+    }
+
+    /// Keeps a credential a response accepted, as its persistence asks.
+    func store(_ credential: URLCredential, for space: URLProtectionSpace) {
+        guard let credentialStorage, credential.persistence != .none, credential.user != nil else { return }
+        // Replace an equal space's credential for the same user rather than add a second space.
+        let stored = credentialStorage.allCredentials.keys.first { Self.matches($0, space) } ?? space
+        let preferred = credentialStorage.defaultCredential(for: stored)
+        if preferred == nil || preferred?.user == credential.user {
+            credentialStorage.setDefaultCredential(credential, for: stored)
+        } else {
+            credentialStorage.set(credential, for: stored)
+        }
+    }
+
+    /// Whether two protection spaces are the same: host (any case), port, protocol, realm and
+    /// method, with the default method counting as Basic, as on Apple platforms.
+    static func matches(_ first: URLProtectionSpace, _ second: URLProtectionSpace) -> Bool {
+        func method(_ space: URLProtectionSpace) -> String {
+            space.authenticationMethod == NSURLAuthenticationMethodDefault ? NSURLAuthenticationMethodHTTPBasic : space.authenticationMethod
+        }
+        return first.host.lowercased() == second.host.lowercased() && first.port == second.port
+            && first.protocol?.lowercased() == second.protocol?.lowercased() && first.realm == second.realm
+            && method(first) == method(second)
+    }
 }

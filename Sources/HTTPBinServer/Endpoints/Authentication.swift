@@ -1,11 +1,14 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
 
 /// `/basic-auth/:user/:passwd`, `/hidden-basic-auth/:user/:passwd`, `/bearer` and
-/// `/digest-auth/:qop/:user/:passwd[/:algorithm]` (RFC 7616, MD5, SHA-256 and SHA-512).
+/// `/digest-auth/:qop/:user/:passwd[/:algorithm[/stale]]` (RFC 7616: MD5, SHA-256, SHA-512-256,
+/// their `-sess` forms, and SHA-512). With `/stale`, the nonce of the first challenge is refused
+/// as stale (`stale=TRUE` with a new nonce) even with the right credentials; the new one is accepted.
 enum Authentication {
     /// The realm httpbin.org names in its digest challenges.
     static let digestRealm = "me@kennethreitz.com"
@@ -30,42 +33,59 @@ enum Authentication {
     }
 
     static func digest(_ ex: Exchange, _ rest: [String]) async throws -> Response {
-        try ex.require(.get)
-        guard (3...4).contains(rest.count) else { throw HTTPBinError(.notFound) }
+        // POST too, so that `auth-int` can be tried with a body.
+        try ex.require(.get, .post)
+        guard (3...5).contains(rest.count), rest.count < 5 || rest[4] == "stale" else { throw HTTPBinError(.notFound) }
         let (qop, user, password) = (rest[0], rest[1], rest[2])
-        guard let algorithm = DigestAlgorithm(rawValue: rest.count == 4 ? rest[3].uppercased() : "MD5") else {
+        guard let algorithm = DigestAlgorithm(rawValue: rest.count >= 4 ? rest[3].uppercased() : "MD5") else {
             throw HTTPBinError(.badRequest, "unsupported digest algorithm")
         }
+        let staleFirstNonce = rest.count == 5
         let body = Array(buffer: try await ex.collectBody())
-        if let header = ex.headers[.authorization], header.lowercased().hasPrefix("digest "),
-            let expected = expectedResponse(
-                to: parameters(String(header.dropFirst("Digest ".count))),
-                method: ex.method.rawValue, user: user, password: password, algorithm: algorithm, body: body)
-        {
-            if expected { return try ex.json(["authenticated": true, "user": user]) }
+        var stale = false
+        if let header = ex.headers[.authorization], header.lowercased().hasPrefix("digest ") {
+            let fields = parameters(String(header.dropFirst("Digest ".count)))
+            if expectedResponse(to: fields, method: ex.method.rawValue, user: user, password: password, algorithm: algorithm, body: body)
+                == true
+            {
+                guard staleFirstNonce, fields["nonce"]?.hasPrefix("first") == true else {
+                    return try ex.json(["authenticated": true, "user": user])
+                }
+                stale = true
+            }
         }
         let challenge = [
             "realm=\"\(digestRealm)\"",
-            "nonce=\"\(randomHex())\"",
+            "nonce=\"\(staleFirstNonce && !stale ? "first" : "")\(randomHex())\"",
             qop == "auth" || qop == "auth-int" ? "qop=\"\(qop)\"" : nil,
             "opaque=\"\(randomHex())\"",
-            "algorithm=\(algorithm.rawValue)",
-            "stale=FALSE",
+            "algorithm=\(algorithm.headerName)",
+            stale ? "stale=TRUE" : "stale=FALSE",
         ].compactMap { $0 }.joined(separator: ", ")
         throw HTTPBinError(.unauthorized, headers: [.wwwAuthenticate: "Digest " + challenge])
     }
 
     enum DigestAlgorithm: String {
         case md5 = "MD5"
+        case md5Session = "MD5-SESS"
         case sha256 = "SHA-256"
+        case sha256Session = "SHA-256-SESS"
+        case sha512_256 = "SHA-512-256"
+        case sha512_256Session = "SHA-512-256-SESS"
         case sha512 = "SHA-512"
+
+        /// As RFC 7616 spells it in a challenge (`MD5-sess`).
+        var headerName: String { isSession ? String(rawValue.dropLast(5)) + "-sess" : rawValue }
+
+        var isSession: Bool { rawValue.hasSuffix("-SESS") }
 
         func hex(_ text: String) -> String { hex(Array(text.utf8)) }
 
         func hex(_ bytes: [UInt8]) -> String {
             switch self {
-            case .md5: Insecure.MD5.hash(data: bytes).hexString
-            case .sha256: SHA256.hash(data: bytes).hexString
+            case .md5, .md5Session: Insecure.MD5.hash(data: bytes).hexString
+            case .sha256, .sha256Session: SHA256.hash(data: bytes).hexString
+            case .sha512_256, .sha512_256Session: SHA512256.hash(data: bytes).hexString
             case .sha512: SHA512.hash(data: bytes).hexString
             }
         }
@@ -79,7 +99,11 @@ enum Authentication {
             let response = fields["response"]
         else { return nil }
         guard username == user else { return false }
-        let ha1 = algorithm.hex("\(user):\(fields["realm"] ?? digestRealm):\(password)")
+        var ha1 = algorithm.hex("\(user):\(fields["realm"] ?? digestRealm):\(password)")
+        if algorithm.isSession {
+            guard let cnonce = fields["cnonce"] else { return nil }
+            ha1 = algorithm.hex("\(ha1):\(nonce):\(cnonce)")
+        }
         let expected: String
         switch fields["qop"] {
         case let qop? where qop == "auth" || qop == "auth-int":

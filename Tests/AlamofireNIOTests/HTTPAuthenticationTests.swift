@@ -1,0 +1,164 @@
+import Foundation
+import HTTPBinServer
+import Testing
+
+@testable import AlamofireNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Basic and Digest challenges answered as URLSession answers them for Alamofire: with the
+/// request's credential, else the configuration's stored one; a refused answer is not repeated.
+@Suite struct HTTPAuthenticationTests {
+    struct Authenticated: Decodable, Sendable, Equatable {
+        let authenticated: Bool
+        let user: String
+    }
+
+    /// A session with its own credential storage, so that no test sees another's credentials.
+    static func session(monitor: RecordingMonitor? = nil) -> Session {
+        Session(configuration: URLSessionConfiguration.af.ephemeral, eventMonitors: monitor.map { [$0] } ?? [])
+    }
+
+    @Test func basicWithTheRequestsCredential() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Self.session(monitor: monitor)
+            let response = try await withTimeout {
+                await session.request(server.url("/basic-auth/user/passwd")).authenticate(username: "user", password: "passwd")
+                    .validate().serializingDecodable(Authenticated.self).response
+            }
+            #expect(response.value == Authenticated(authenticated: true, user: "user"))
+            #expect(response.metrics?.transactionMetrics.count == 2)
+            // The Authorization header goes on the wire only, as with URLSession.
+            #expect(response.request?.value(forHTTPHeaderField: "Authorization") == nil)
+            #expect(await monitor.events.filter { $0 == "taskDidReceiveChallenge" }.count == 1)
+        }
+    }
+
+    @Test func aWrongPasswordIsTriedOnceThenThe401IsTheResponse() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let response = try await withTimeout {
+                await Self.session(monitor: monitor).request(server.url("/basic-auth/user/passwd"))
+                    .authenticate(username: "user", password: "wrong").serializingData().response
+            }
+            #expect(response.response?.statusCode == 401)
+            // The 401's body is empty, which `responseData` refuses, as in Alamofire.
+            #expect(response.error?.isResponseSerializationError == true)
+            #expect(response.metrics?.transactionMetrics.count == 2)
+            #expect(await monitor.events.filter { $0 == "taskDidReceiveChallenge" }.count == 2)
+        }
+    }
+
+    @Test func withoutACredentialThe401IsTheResponseAtOnce() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let response = try await withTimeout {
+                await Self.session().request(server.url("/basic-auth/user/passwd")).validate().serializingData().response
+            }
+            #expect(response.response?.statusCode == 401)
+            #expect(response.error?.responseCode == 401)
+            #expect(response.metrics?.transactionMetrics.count == 1)
+        }
+    }
+
+    @Test(arguments: ["MD5", "MD5-sess", "SHA-256", "SHA-256-sess", "SHA-512-256", "SHA-512-256-sess"])
+    func digestWithEveryAlgorithm(algorithm: String) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let credential = URLCredential(user: "user", password: "passwd", persistence: .none)
+            for qop in ["auth", "auth-int"] {
+                let value = try await withTimeout {
+                    try await Self.session().request(server.url("/digest-auth/\(qop)/user/passwd/\(algorithm)")).authenticate(
+                        with: credential
+                    )
+                    .validate().serializingDecodable(Authenticated.self).value
+                }
+                #expect(value == Authenticated(authenticated: true, user: "user"), "\(qop)")
+            }
+        }
+    }
+
+    @Test func digestAuthIntHashesAPostedBody() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let value = try await withTimeout {
+                try await Self.session().request(
+                    server.url("/digest-auth/auth-int/user/passwd/SHA-256"), method: .post, parameters: ["a": "b"]
+                ).authenticate(username: "user", password: "passwd").validate().serializingDecodable(Authenticated.self).value
+            }
+            #expect(value.authenticated)
+        }
+    }
+
+    /// A stale nonce is answered again with the new one (the credential was right), not counted
+    /// as a refusal.
+    @Test func aStaleDigestNonceIsAnsweredAgain() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let response = try await withTimeout {
+                await Self.session(monitor: monitor).request(server.url("/digest-auth/auth/user/passwd/MD5/stale"))
+                    .authenticate(username: "user", password: "passwd").validate().serializingDecodable(Authenticated.self).response
+            }
+            #expect(response.value?.authenticated == true)
+            #expect(response.metrics?.transactionMetrics.count == 3)
+            #expect(await monitor.events.filter { $0 == "taskDidReceiveChallenge" }.count == 2)
+        }
+    }
+
+    @Test func theConfigurationsStoredCredentialAnswers() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let space = URLProtectionSpace(
+                host: "127.0.0.1", port: server.port, protocol: "http", realm: "Fake Realm",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            session.sessionConfiguration.urlCredentialStorage?.set(
+                URLCredential(user: "user", password: "passwd", persistence: .forSession), for: space)
+            let value = try await withTimeout {
+                try await session.request(server.url("/basic-auth/user/passwd")).validate().serializingDecodable(Authenticated.self).value
+            }
+            #expect(value.authenticated)
+        }
+    }
+
+    /// A `.forSession` credential that worked is kept for the session's later requests; a `.none`
+    /// one is not.
+    @Test func anAcceptedCredentialIsKeptAsItsPersistenceSays() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/basic-auth/user/passwd")
+            let kept = Self.session()
+            _ = try await withTimeout {
+                try await kept.request(url).authenticate(username: "user", password: "passwd").validate().serializingData().value
+            }
+            let later = try await withTimeout { await kept.request(url).serializingData().response }
+            #expect(later.response?.statusCode == 200)
+
+            let forgotten = Self.session()
+            _ = try await withTimeout {
+                try await forgotten.request(url).authenticate(with: URLCredential(user: "user", password: "passwd", persistence: .none))
+                    .validate().serializingData().value
+            }
+            let again = try await withTimeout { await forgotten.request(url).serializingData().response }
+            #expect(again.response?.statusCode == 401)
+
+            // A refused credential is not kept either.
+            let refused = Self.session()
+            _ = try await withTimeout {
+                await refused.request(url).authenticate(username: "user", password: "no").serializingData().response
+            }
+            #expect(refused.sessionConfiguration.urlCredentialStorage?.allCredentials.isEmpty == true)
+        }
+    }
+
+    /// The seed's manual form: an Authorization header built by hand needs no challenge.
+    @Test func aManualAuthorizationHeaderIsSentAsItIs() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let response = try await withTimeout {
+                await Self.session().request(
+                    server.url("/basic-auth/user/passwd"), headers: [.authorization(username: "user", password: "passwd")]
+                ).serializingDecodable(Authenticated.self).response
+            }
+            #expect(response.value?.authenticated == true)
+            #expect(response.metrics?.transactionMetrics.count == 1)
+        }
+    }
+}
