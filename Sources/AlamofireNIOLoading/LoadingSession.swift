@@ -1,5 +1,5 @@
 package import AlamofireNIOTransport
-import Foundation
+package import Foundation
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -27,7 +27,7 @@ package final class LoadingSession: Sendable {
     let redirectPolicy = RedirectPolicy()
     let cookiePolicy: CookiePolicy
     let authenticationPolicy: AuthenticationPolicy
-    let cachePolicy = CachePolicy()
+    let cachePolicy: CachePolicy
     /// The last task identifier handed out; URLSession numbers its tasks from 1.
     private let lastTaskIdentifier = Atomic<Int>(0)
 
@@ -44,8 +44,9 @@ package final class LoadingSession: Sendable {
     ///   - configuration: `httpAdditionalHeaders` (sent unless a request sets its own),
     ///     `timeoutIntervalForRequest` (idle time per exchange), `timeoutIntervalForResource` (each
     ///     exchange's total), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`,
-    ///     `urlCredentialStorage`.
-    package init(transport: HTTPTransport, configuration: URLSessionConfiguration) {
+    ///     `urlCredentialStorage`, `urlCache`, `requestCachePolicy`.
+    ///   - now: the clock cached responses age by (a test's virtual clock).
+    package init(transport: HTTPTransport, configuration: URLSessionConfiguration, now: @escaping @Sendable () -> Date = { Date() }) {
         self.transport = transport
         var headers = NIOHTTP1.HTTPHeaders()
         for (name, value) in configuration.httpAdditionalHeaders ?? [:] {
@@ -58,6 +59,7 @@ package final class LoadingSession: Sendable {
             storage: configuration.httpCookieStorage, sendsCookies: configuration.httpShouldSetCookies,
             acceptPolicy: configuration.httpCookieAcceptPolicy)
         self.authenticationPolicy = AuthenticationPolicy(credentialStorage: configuration.urlCredentialStorage)
+        self.cachePolicy = CachePolicy(cache: configuration.urlCache, requestCachePolicy: configuration.requestCachePolicy, now: now)
     }
 
     /// A task for `request`, not started: call ``LoadingTask/resume()``.
@@ -79,6 +81,11 @@ package final class LoadingSession: Sendable {
     /// The configuration's stored credential for `protectionSpace`, matched field by field.
     package func defaultCredential(for protectionSpace: URLProtectionSpace) -> URLCredential? {
         authenticationPolicy.defaultCredential(for: protectionSpace)
+    }
+
+    /// A header as it will be sent with `request`: the request's own, else the session's.
+    func headerValue(_ name: String, of request: URLRequest) -> String? {
+        request.value(forHTTPHeaderField: name) ?? baseHeaders.first(name: name)
     }
 
     /// What the transport should send for `request` on one hop.

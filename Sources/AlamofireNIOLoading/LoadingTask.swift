@@ -39,7 +39,7 @@ package final class LoadingTask: Sendable {
     }
 
     /// Where the final response's body goes.
-    package enum Destination: Sendable {
+    package enum Destination: Sendable, Equatable {
         /// Collected in memory, then handed over with `didReceive data` once the whole body has
         /// arrived (the fastest way; the delegate hears of the response after the body).
         case memory
@@ -50,7 +50,7 @@ package final class LoadingTask: Sendable {
         case file(directory: URL)
     }
 
-    private struct State: @unchecked Sendable {
+    struct State: @unchecked Sendable {
         /// The request body when it is in memory (for Digest's `auth-int`).
         var bodyInMemory: Data? {
             switch body {
@@ -95,6 +95,14 @@ package final class LoadingTask: Sendable {
         /// When the exchange under way started and the response it got, for the metrics of one that fails.
         var hopStarted = Date()
         var hopResponse: URLResponse?
+        /// When the exchange under way was sent and the final response arrived, by the cache
+        /// policy's clock, for its age arithmetic.
+        var requestSent = Date()
+        var responseReceived = Date()
+        /// A stored response being revalidated by the first exchange, with the validators it sends.
+        var revalidating: (entry: CachedURLResponse, validators: [(name: String, value: String)])?
+        /// Whether the response came from the cache (stored, or confirmed by a 304): it is not offered again.
+        var isFromCache = false
         var isSuspended = false
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64 = 0
@@ -129,7 +137,7 @@ package final class LoadingTask: Sendable {
     private let ownerState: Mutex<(any AnyObject & Sendable)?>
     private let started = Date()
     private let clock = WallClockAnchor()
-    private let state: Mutex<State>
+    let state: Mutex<State>
 
     init(
         session: LoadingSession, identifier: Int, request: URLRequest, body: RequestBody?, destination: Destination,
@@ -174,14 +182,12 @@ package final class LoadingTask: Sendable {
 
     // MARK: Performing the machine's actions
 
-    private func perform(_ action: LoadingTaskStateMachine.Action) {
+    func perform(_ action: LoadingTaskStateMachine.Action) {
         switch action {
         case .none:
             return
         case .lookUpCache:
-            // The cache policy's seat: it never has a response yet.
-            _ = session.cachePolicy.cachedResponse(for: originalRequest)
-            perform(state.withLock { $0.machine.cacheMissed() })
+            lookUpCache()
         case .startExchange(let hop):
             startExchange(hop: hop)
         case .cancelExchange:
@@ -272,17 +278,21 @@ package final class LoadingTask: Sendable {
     // MARK: Exchanges
 
     private func startExchange(hop: Int) {
-        let (request, body, generation, authorization) = state.withLock { state in
+        let (request, body, generation, authorization, validators) = state.withLock { state in
             state.exchangeCarriesAnswer = state.authorization != nil
             state.collectedBody = nil
             state.bytesSent = 0
             state.bytesReceived = 0
             state.bytesExpectedToReceive = -1
             state.hopStarted = Date()
+            state.requestSent = session.cachePolicy.now()
             state.hopResponse = nil
             state.hopRecorded = false
             state.workGeneration += 1
-            return (state.currentRequest, state.body, state.workGeneration, state.authorization)
+            return (
+                state.currentRequest, state.body, state.workGeneration, state.authorization,
+                hop == 0 ? state.revalidating?.validators ?? [] : []
+            )
         }
         guard let url = request.url else {
             return exchangeFailed(URLError(.badURL))
@@ -296,6 +306,8 @@ package final class LoadingTask: Sendable {
         session.cookiePolicy.prepare(&sent)
         // So does a challenge's answer.
         if let authorization { sent.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        // And a revalidation's conditions.
+        for validator in validators { sent.setValue(validator.value, forHTTPHeaderField: validator.name) }
         var transportRequest = session.transportRequest(for: sent, url: url, body: body)
         transportRequest.onUploadProgress = { [weak self] sent, expected in self?.didSendBody(totalBytesSent: sent, expected: expected) }
         transportRequest.onDownloadProgress = { [weak self] received, expected in
@@ -310,11 +322,13 @@ package final class LoadingTask: Sendable {
                     let transaction = TransactionMetrics(
                         collected.completion.metrics, request: request, response: response, clock: self.clock)
                     let setCookies = collected.head.headers["Set-Cookie"]
-                    self.offEventLoopIfStoring(setCookies, for: request) {
+                    self.offEventLoopIfStoring(setCookies, response, for: request) {
+                        // A 304 to a revalidation stands for the stored response.
+                        let (final, stored) = self.revalidated(response, for: request)
                         let verdict = self.verdict(
-                            on: response, setCookies: setCookies, wwwAuthenticate: collected.head.headers["WWW-Authenticate"], for: request)
-                        self.decide(response, verdict) { state in
-                            state.collectedBody = collected.body
+                            on: final, setCookies: setCookies, wwwAuthenticate: collected.head.headers["WWW-Authenticate"], for: request)
+                        self.decide(final, verdict) { state in
+                            state.collectedBody = stored.map { ByteBuffer(bytes: $0) } ?? collected.body
                             state.transactions.append(transaction)
                         }
                     }
@@ -327,7 +341,18 @@ package final class LoadingTask: Sendable {
             let work = Task {
                 do {
                     let streamed = try await session.transport.execute(transportRequest)
-                    let response = LoadingSession.httpURLResponse(streamed.head, url: url)
+                    let (response, stored) = self.revalidated(LoadingSession.httpURLResponse(streamed.head, url: url), for: request)
+                    if let stored {
+                        // A 304 to a revalidation: its (empty) body is read, and the stored one delivered.
+                        for try await _ in streamed.body {}
+                        let transaction = try await self.transaction(of: streamed, request: request, response: response)
+                        let verdict = self.verdict(
+                            on: response, setCookies: streamed.head.headers["Set-Cookie"], wwwAuthenticate: [], for: request)
+                        return self.decide(response, verdict) { state in
+                            state.collectedBody = ByteBuffer(bytes: stored)
+                            state.transactions.append(transaction)
+                        }
+                    }
                     let verdict = self.verdict(
                         on: response, setCookies: streamed.head.headers["Set-Cookie"],
                         wwwAuthenticate: streamed.head.headers["WWW-Authenticate"],
@@ -421,14 +446,22 @@ package final class LoadingTask: Sendable {
         {
             return Verdict(verdict: .challenge, challenge: challenge)
         }
+        session.cachePolicy.invalidate(after: request, response: response)
         return Verdict()
     }
 
-    /// Runs `body` at once, or on another thread when it stores cookies: a persistent
-    /// `HTTPCookieStorage` (the shared one) writes its file on every change, which must not block an
-    /// event loop.
-    private func offEventLoopIfStoring(_ setCookies: [String], for request: URLRequest, _ body: @escaping @Sendable () -> Void) {
-        guard session.cookiePolicy.stores(setCookies, for: request) else { return body() }
+    /// Runs `body` at once, or on another thread when it stores cookies or touches the cache: a
+    /// persistent `HTTPCookieStorage` (the shared one) writes its file on every change, and a
+    /// `URLCache` its directory, which must not block an event loop.
+    private func offEventLoopIfStoring(
+        _ setCookies: [String], _ response: HTTPURLResponse?, for request: URLRequest, _ body: @escaping @Sendable () -> Void
+    ) {
+        let touchesCache =
+            response.map { response in
+                session.cachePolicy.invalidates(after: request, response: response)
+                    || (response.statusCode == 304 && state.withLock { $0.revalidating != nil })
+            } ?? false
+        guard session.cookiePolicy.stores(setCookies, for: request) || touchesCache else { return body() }
         DispatchQueue.global().async(execute: body)
     }
 
@@ -438,6 +471,7 @@ package final class LoadingTask: Sendable {
             keep(&state)
             state.response = response
             state.hopResponse = response
+            state.responseReceived = session.cachePolicy.now()
             state.proposedRequest = verdict.proposed
             state.challenge = verdict.challenge
             return state.machine.responseReceived(verdict.verdict)
@@ -475,7 +509,7 @@ package final class LoadingTask: Sendable {
         delegate.loadingTask(self, didSendBodyData: delta, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: expected)
     }
 
-    private func didReceiveBody(totalBytes: Int64, expected: Int64?) {
+    func didReceiveBody(totalBytes: Int64, expected: Int64?) {
         let delta = state.withLock { state in
             defer {
                 state.bytesReceived = totalBytes
@@ -502,13 +536,17 @@ package final class LoadingTask: Sendable {
             let url = request.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
             let work = Task {
                 do {
+                    // A copy for the cache, while it stays small enough to be offered.
+                    var copy: Data? = wantsCacheCopy() ? Data() : nil
                     for try await chunk in streamed.body where chunk.readableBytes > 0 {
-                        delegate.loadingTask(self, didReceive: Data(chunk.readableBytesView))
+                        let data = Data(chunk.readableBytesView)
+                        if copy != nil { copy = copy!.count + data.count <= session.cachePolicy.largestStorableBody ? copy! + data : nil }
+                        delegate.loadingTask(self, didReceive: data)
                     }
                     let response = state.withLock { $0.response }
                     let transaction = try await transaction(of: streamed, request: request, response: response)
                     state.withLock { $0.transactions.append(transaction) }
-                    perform(state.withLock { $0.machine.bodyReceived() })
+                    finishBody(offering: copy)
                 } catch {
                     exchangeFailed(LoadingSession.urlError(error, url: url))
                 }
@@ -564,8 +602,9 @@ package final class LoadingTask: Sendable {
             defer { state.collectedBody = nil }
             return state.collectedBody
         }
-        if let body, body.readableBytes > 0 { delegate.loadingTask(self, didReceive: Data(body.readableBytesView)) }
-        perform(state.withLock { $0.machine.bodyReceived() })
+        let data = body.map { Data($0.readableBytesView) } ?? Data()
+        if !data.isEmpty { delegate.loadingTask(self, didReceive: data) }
+        finishBody(offering: data)
     }
 
     // MARK: Completion
@@ -594,6 +633,7 @@ package final class LoadingTask: Sendable {
         case .cancelled: error = TransportError(.cancelled, "the request was cancelled").urlError(for: url)
         case .tooManyRedirects: error = URLError(.httpTooManyRedirects, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case .bodyStreamExhausted: error = URLError(.requestBodyStreamExhausted, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        case .resourceUnavailable: error = URLError(.resourceUnavailable, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case .exchangeFailed: error = exchangeError ?? URLError(.unknown, userInfo: [NSURLErrorFailingURLErrorKey: url])
         }
         state.withLock { $0.error = error }

@@ -6,6 +6,8 @@ import Foundation
 ///
 /// ```
 /// initialized ─resume─▶ lookingUpCache ─miss─▶ exchanging(hop) ─response─▶ deciding
+///                             ├─hit─▶ awaitingDisposition (the stored response, no exchange)
+///                             └─nothing stored, may not load─▶ completed
 ///   deciding: a redirect to ask about ─▶ awaitingRedirect ─follow─▶ exchanging(hop + 1)
 ///                                                    └─ a stream body to replace ─▶ awaitingBodyStream
 ///             a challenge to answer   ─▶ awaitingChallenge ─retry─▶ exchanging(hop + 1)
@@ -32,6 +34,8 @@ package struct LoadingTaskStateMachine: Sendable {
         case cancelled
         case tooManyRedirects
         case bodyStreamExhausted
+        /// `.returnCacheDataDontLoad` found nothing stored.
+        case resourceUnavailable
         /// The exchange failed; the task has the error.
         case exchangeFailed
     }
@@ -93,6 +97,20 @@ package struct LoadingTaskStateMachine: Sendable {
         if isCancelled { return complete(.cancelled) }
         state = .exchanging(hop: 0)
         return .startExchange(hop: 0)
+    }
+
+    /// The cache answers: its response is delivered without an exchange.
+    package mutating func cacheHit() -> Action {
+        guard state == .lookingUpCache else { return .none }
+        if isCancelled { return complete(.cancelled) }
+        state = .awaitingDisposition(hop: 0)
+        return .deliverResponse
+    }
+
+    /// Nothing stored, and the request may not load.
+    package mutating func cacheUnavailable() -> Action {
+        guard state == .lookingUpCache else { return .none }
+        return complete(isCancelled ? .cancelled : .resourceUnavailable)
     }
 
     /// An exchange produced a response head (and, when collected, its body).

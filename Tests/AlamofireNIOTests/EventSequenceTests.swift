@@ -13,9 +13,11 @@ import FoundationNetworking
 /// request's own events (set up lazily, so the resume comes first) interleaved with the URLSession
 /// delegate's, which the loading layer raises at the moments URLSession would call it.
 @Suite struct EventSequenceTests {
-    /// The events of a successful load of a body, from the task's resume to its completion.
-    static func loaded(status: Int = 200, body: Bool = true, transactions: Int = 1) -> [String] {
+    /// The events of a successful load of a body, from the task's resume to its completion. A GET's
+    /// 200 is offered to the session's cache (`URLCache.shared`) before the task completes.
+    static func loaded(status: Int = 200, body: Bool = true, transactions: Int = 1, get: Bool = true) -> [String] {
         ["dataTaskDidReceiveResponse \(status)"] + (body ? ["dataTaskDidReceiveData"] : [])
+            + (status == 200 && get ? ["dataTaskWillCacheResponse"] : [])
             + ["taskDidFinishCollecting \(transactions)", "didGatherMetrics", "taskDidComplete ok"]
     }
 
@@ -135,7 +137,9 @@ import FoundationNetworking
                         "requestDidResume", "didCreateInitialURLRequest", "didCreateUploadable", "didCreateURLRequest", "didCreateTask",
                         "didResumeTask",
                     ]
-                    + ["taskDidSendBodyData"] + Self.loaded() + ["didCompleteTask ok", "requestDidFinish", "didParseResponse<Data>"])
+                    + ["taskDidSendBodyData"] + Self.loaded(get: false) + [
+                        "didCompleteTask ok", "requestDidFinish", "didParseResponse<Data>",
+                    ])
         }
     }
 
@@ -153,7 +157,7 @@ import FoundationNetworking
                         "requestDidResume", "didCreateInitialURLRequest", "didCreateUploadable", "didCreateURLRequest", "didCreateTask",
                         "didResumeTask",
                     ]
-                    + ["taskNeedNewBodyStream", "didProvideInputStream", "taskDidSendBodyData"] + Self.loaded()
+                    + ["taskNeedNewBodyStream", "didProvideInputStream", "taskDidSendBodyData"] + Self.loaded(get: false)
                     + ["didCompleteTask ok", "requestDidFinish", "didParseResponse<Data>"])
         }
     }

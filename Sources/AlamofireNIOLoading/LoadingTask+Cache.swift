@@ -1,0 +1,87 @@
+import Foundation
+import NIOCore
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A task's steps that meet the cache (``CachePolicy``): the lookup before the first exchange, a
+/// stored response served or revalidated, and the final response offered for storage.
+extension LoadingTask {
+    /// Looks the request up and goes on as the cache policy says: serve, revalidate, load, or fail.
+    func lookUpCache() {
+        let lookup = session.cachePolicy.lookUp(originalRequest) { self.session.headerValue($0, of: self.originalRequest) }
+        switch lookup {
+        case .load:
+            perform(state.withLock { $0.machine.cacheMissed() })
+        case .revalidate(let entry, let validators):
+            perform(
+                state.withLock { state in
+                    state.revalidating = (entry, validators)
+                    return state.machine.cacheMissed()
+                })
+        case .serve(let entry):
+            serve(entry)
+        case .unavailable:
+            perform(state.withLock { $0.machine.cacheUnavailable() })
+        }
+    }
+
+    /// Answers with a stored response: one transaction fetched from the local cache, no exchange.
+    private func serve(_ entry: CachedURLResponse) {
+        let now = Date()
+        let length = Int64(entry.data.count)
+        state.withLock { $0.bytesExpectedToReceive = length }
+        didReceiveBody(totalBytes: length, expected: length)
+        let transaction = TransactionMetrics(
+            request: originalRequest, response: entry.response, fetchStart: now, end: now, fetchType: .localCache)
+        perform(
+            state.withLock { state in
+                state.collectedBody = ByteBuffer(bytes: entry.data)
+                state.transactions.append(transaction)
+                state.response = entry.response
+                state.hopResponse = entry.response
+                state.isFromCache = true
+                return state.machine.cacheHit()
+            })
+    }
+
+    /// The response a revalidation's answer stands for: a 304 becomes the stored response (with
+    /// the 304's headers, stored again) and its body; anything else is itself, with no stored body.
+    func revalidated(_ response: HTTPURLResponse?, for request: URLRequest) -> (HTTPURLResponse?, Data?) {
+        let (revalidating, requestTime) = state.withLock { state in
+            defer { state.revalidating = nil }
+            return (state.revalidating, state.requestSent)
+        }
+        guard let response, let revalidating, response.statusCode == 304 else { return (response, nil) }
+        let merged = session.cachePolicy.merge(
+            notModified: response, into: revalidating.entry, request: originalRequest, requestTime: requestTime,
+            responseTime: session.cachePolicy.now())
+        state.withLock { $0.isFromCache = true }
+        return (merged.response as? HTTPURLResponse ?? response, merged.data)
+    }
+
+    /// Whether a streamed body should be copied for the cache (a GET, with a cache to offer it to).
+    func wantsCacheCopy() -> Bool {
+        session.cachePolicy.cache != nil && CachePolicy.isCacheable(method: state.withLock { $0.currentRequest.httpMethod })
+    }
+
+    /// The body has been handed over: offers the response to the cache (the delegate may change or
+    /// refuse it), stores it, then completes.
+    func finishBody(offering body: Data?) {
+        let offer = state.withLock { state -> (URLRequest, HTTPURLResponse, Date, Date)? in
+            guard !state.isFromCache, let response = state.response as? HTTPURLResponse else { return nil }
+            return (state.currentRequest, response, state.requestSent, state.responseReceived)
+        }
+        guard let body, let (request, response, requestTime, responseTime) = offer,
+            let proposal = session.cachePolicy.proposal(
+                for: request, response: response, body: body, requestTime: requestTime, responseTime: responseTime,
+                headerValue: { self.session.headerValue($0, of: request) })
+        else { return perform(state.withLock { $0.machine.bodyReceived() }) }
+        delegate.loadingTask(self, willCacheResponse: proposal) { accepted in
+            if let accepted { self.session.cachePolicy.store(accepted, for: request) }
+            self.perform(self.state.withLock { $0.machine.bodyReceived() })
+        }
+    }
+}

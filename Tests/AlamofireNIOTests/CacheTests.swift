@@ -1,0 +1,171 @@
+import Foundation
+import HTTPBinServer
+import Testing
+
+@testable import AlamofireNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The response cache through a Session, as URLSession caches for Alamofire: each cache policy,
+/// freshness, revalidation with a 304, Vary, no-store, invalidation and `CachedResponseHandler`s.
+/// Each test has a URLCache of its own.
+@Suite struct CacheTests {
+    static func session(
+        monitor: RecordingMonitor? = nil, cachedResponseHandler: (any CachedResponseHandler)? = nil,
+        configure: (URLSessionConfiguration) -> Void = { _ in }
+    ) -> Session {
+        let configuration = URLSessionConfiguration.af.ephemeral
+        configuration.urlCache = URLCache(memoryCapacity: 4 << 20, diskCapacity: 0, diskPath: nil)
+        configure(configuration)
+        return Session(
+            configuration: configuration, cachedResponseHandler: cachedResponseHandler, eventMonitors: monitor.map { [$0] } ?? [])
+    }
+
+    /// Where the last attempt's response came from.
+    static func fetchType(_ response: AFDataResponse<Data>) -> URLSessionTaskMetrics.ResourceFetchType? {
+        response.metrics?.transactionMetrics.last?.resourceFetchType
+    }
+
+    static func load(_ request: DataRequest) async throws -> AFDataResponse<Data> {
+        try await withTimeout { await request.serializingData().response }
+    }
+
+    @Test func aFreshResponseIsServedFromTheCache() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Self.session(monitor: monitor)
+            let first = try await Self.load(session.request(server.url("/cache/60")))
+            let second = try await Self.load(session.request(server.url("/cache/60")))
+            #expect(Self.fetchType(first) == .networkLoad)
+            #expect(Self.fetchType(second) == .localCache)
+            #expect(second.data == first.data && second.response?.statusCode == 200)
+            #expect(second.response?.value(forHTTPHeaderField: "Cache-Control") == "public, max-age=60")
+            // Offered to the cache once: a response served from it is not offered again.
+            #expect(await monitor.events.filter { $0 == "dataTaskWillCacheResponse" }.count == 1)
+        }
+    }
+
+    @Test func anETagIsRevalidatedAndA304AnswersWithTheStoredBody() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let first = try await Self.load(session.request(server.url("/etag/v1")))
+            let second = try await Self.load(session.request(server.url("/etag/v1")))
+            #expect(first.response?.statusCode == 200)
+            #expect(second.response?.statusCode == 200)
+            #expect(second.data == first.data)
+            #expect(Self.fetchType(second) == .networkLoad)
+            // The revalidation went on the wire: the transaction's response is the server's 304.
+            #expect((second.metrics?.transactionMetrics.last?.response as? HTTPURLResponse)?.statusCode == 304)
+            // The request as the user sees it carries no validators.
+            #expect(second.request?.value(forHTTPHeaderField: "If-None-Match") == nil)
+        }
+    }
+
+    @Test func lastModifiedIsRevalidatedToo() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let first = try await Self.load(session.request(server.url("/cache")))
+            let second = try await Self.load(session.request(server.url("/cache")))
+            #expect((second.metrics?.transactionMetrics.last?.response as? HTTPURLResponse)?.statusCode == 304)
+            #expect(second.response?.statusCode == 200 && second.data == first.data)
+        }
+    }
+
+    @Test func varyKeepsResponsesApartByTheNamedHeaders() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let url = server.url("/response-headers?Cache-Control=max-age%3D60&Vary=X-Flavour")
+            func load(_ flavour: String) async throws -> URLSessionTaskMetrics.ResourceFetchType? {
+                Self.fetchType(try await Self.load(session.request(url, headers: ["X-Flavour": flavour])))
+            }
+            #expect(try await load("vanilla") == .networkLoad)
+            #expect(try await load("vanilla") == .localCache)
+            #expect(try await load("mint") == .networkLoad)
+        }
+    }
+
+    @Test func noStoreIsNeverStored() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Self.session(monitor: monitor)
+            let url = server.url("/response-headers?Cache-Control=no-store")
+            _ = try await Self.load(session.request(url))
+            #expect(Self.fetchType(try await Self.load(session.request(url) { $0.cachePolicy = .returnCacheDataElseLoad })) == .networkLoad)
+            #expect(await monitor.events.filter { $0 == "dataTaskWillCacheResponse" }.isEmpty)
+        }
+    }
+
+    @Test func eachCachePolicy() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let url = server.url("/cache/60")
+            _ = try await Self.load(session.request(url))
+            func fetched(_ policy: URLRequest.CachePolicy, _ url: URL) async throws -> AFDataResponse<Data> {
+                try await Self.load(session.request(url) { $0.cachePolicy = policy })
+            }
+            #expect(Self.fetchType(try await fetched(.reloadIgnoringLocalCacheData, url)) == .networkLoad)
+            #expect(Self.fetchType(try await fetched(.returnCacheDataElseLoad, url)) == .localCache)
+            #expect(Self.fetchType(try await fetched(.returnCacheDataDontLoad, url)) == .localCache)
+            // A stale entry (no freshness at all) still answers returnCacheDataElseLoad.
+            let stale = server.url("/get")
+            _ = try await Self.load(session.request(stale))
+            #expect(Self.fetchType(try await fetched(.returnCacheDataElseLoad, stale)) == .localCache)
+            #expect(Self.fetchType(try await fetched(.useProtocolCachePolicy, stale)) == .networkLoad)
+            // Nothing stored and loading not allowed: URLSession's resourceUnavailable.
+            let missing = try await fetched(.returnCacheDataDontLoad, server.url("/uuid"))
+            #expect((missing.error?.underlyingError as? URLError)?.code == .resourceUnavailable)
+            #expect(missing.response == nil)
+            // The configuration's policy, for requests that keep the default.
+            let offline = Self.session { $0.requestCachePolicy = .returnCacheDataDontLoad }
+            let refused = try await Self.load(offline.request(url))
+            #expect((refused.error?.underlyingError as? URLError)?.code == .resourceUnavailable)
+        }
+    }
+
+    @Test func responseCachersDecidePerSessionAndPerRequest() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/cache/60")
+            let refusing = Self.session(cachedResponseHandler: ResponseCacher.doNotCache)
+            _ = try await Self.load(refusing.request(url))
+            #expect(Self.fetchType(try await Self.load(refusing.request(url))) == .networkLoad)
+            // The request's handler wins over the session's.
+            _ = try await Self.load(refusing.request(url).cacheResponse(using: ResponseCacher.cache))
+            #expect(Self.fetchType(try await Self.load(refusing.request(url))) == .localCache)
+
+            let modifying = Self.session(
+                cachedResponseHandler: ResponseCacher(
+                    behavior: .modify { _, proposed in
+                        CachedURLResponse(
+                            response: proposed.response, data: Data("modified".utf8), userInfo: proposed.userInfo, storagePolicy: .allowed)
+                    }))
+            _ = try await Self.load(modifying.request(url))
+            let served = try await Self.load(modifying.request(url))
+            #expect(Self.fetchType(served) == .localCache)
+            #expect(served.data == Data("modified".utf8))
+        }
+    }
+
+    @Test func anUnsafeMethodsSuccessInvalidatesTheStoredResponse() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let url = server.url("/response-headers?Cache-Control=max-age%3D60")
+            _ = try await Self.load(session.request(url))
+            #expect(Self.fetchType(try await Self.load(session.request(url))) == .localCache)
+            _ = try await Self.load(session.request(url, method: .post))
+            #expect(Self.fetchType(try await Self.load(session.request(url))) == .networkLoad)
+        }
+    }
+
+    @Test func downloadsAreServedFromTheCacheToo() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let url = server.url("/cache/60")
+            let first = try await Self.load(session.request(url))
+            let download = try await withTimeout { await session.download(url).serializingData().response }
+            #expect(download.metrics?.transactionMetrics.last?.resourceFetchType == .localCache)
+            #expect(download.value == first.data)
+        }
+    }
+}
