@@ -32,6 +32,9 @@ struct AlamofireNIOClient: BenchClient {
     init(maximumConnectionsPerHost: Int) {
         let configuration = URLSessionConfiguration.af.default
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
+        // Every request goes on the wire, as with AsyncHTTPClient: nginx's validators would otherwise
+        // let the cache answer (or revalidate) the repeated GETs.
+        configuration.urlCache = nil
         session = Session(configuration: configuration)
     }
 
@@ -108,6 +111,7 @@ struct URLSessionClient: BenchClient {
     init(maximumConnectionsPerHost: Int) {
         let configuration = URLSessionConfiguration.default
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
+        configuration.urlCache = nil
         session = URLSession(configuration: configuration)
     }
 
