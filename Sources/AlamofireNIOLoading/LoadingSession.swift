@@ -28,6 +28,8 @@ package final class LoadingSession: Sendable {
     let cookiePolicy: CookiePolicy
     let authenticationPolicy: AuthenticationPolicy
     let cachePolicy: CachePolicy
+    /// The configuration's own `URLProtocol` classes, asked first.
+    let protocolClasses: [URLProtocol.Type]
     /// The last task identifier handed out; URLSession numbers its tasks from 1.
     private let lastTaskIdentifier = Atomic<Int>(0)
 
@@ -44,7 +46,7 @@ package final class LoadingSession: Sendable {
     ///   - configuration: `httpAdditionalHeaders` (sent unless a request sets its own),
     ///     `timeoutIntervalForRequest` (idle time per exchange), `timeoutIntervalForResource` (each
     ///     exchange's total), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`,
-    ///     `urlCredentialStorage`, `urlCache`, `requestCachePolicy`.
+    ///     `urlCredentialStorage`, `urlCache`, `requestCachePolicy`, `protocolClasses`.
     ///   - now: the clock cached responses age by (a test's virtual clock).
     package init(transport: HTTPTransport, configuration: URLSessionConfiguration, now: @escaping @Sendable () -> Date = { Date() }) {
         self.transport = transport
@@ -59,6 +61,7 @@ package final class LoadingSession: Sendable {
             storage: configuration.httpCookieStorage, sendsCookies: configuration.httpShouldSetCookies,
             acceptPolicy: configuration.httpCookieAcceptPolicy)
         self.authenticationPolicy = AuthenticationPolicy(credentialStorage: configuration.urlCredentialStorage)
+        self.protocolClasses = URLProtocolLoad.userClasses(configuration.protocolClasses)
         self.cachePolicy = CachePolicy(cache: configuration.urlCache, requestCachePolicy: configuration.requestCachePolicy, now: now)
     }
 

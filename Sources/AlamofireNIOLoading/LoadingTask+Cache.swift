@@ -11,6 +11,10 @@ import FoundationNetworking
 extension LoadingTask {
     /// Looks the request up and goes on as the cache policy says: serve, revalidate, load, or fail.
     func lookUpCache() {
+        // A URL protocol is given the request as it is.
+        if URLProtocolLoad.protocolClass(for: originalRequest, among: session.protocolClasses) != nil {
+            return perform(state.withLock { $0.machine.cacheMissed() })
+        }
         let lookup = session.cachePolicy.lookUp(originalRequest) { self.session.headerValue($0, of: self.originalRequest) }
         switch lookup {
         case .load:
@@ -42,7 +46,7 @@ extension LoadingTask {
                 state.transactions.append(transaction)
                 state.response = entry.response
                 state.hopResponse = entry.response
-                state.isFromCache = true
+                state.isExemptFromCache = true
                 return state.machine.cacheHit()
             })
     }
@@ -58,7 +62,7 @@ extension LoadingTask {
         let merged = session.cachePolicy.merge(
             notModified: response, into: revalidating.entry, request: originalRequest, requestTime: requestTime,
             responseTime: session.cachePolicy.now())
-        state.withLock { $0.isFromCache = true }
+        state.withLock { $0.isExemptFromCache = true }
         return (merged.response as? HTTPURLResponse ?? response, merged.data)
     }
 
@@ -71,7 +75,7 @@ extension LoadingTask {
     /// refuse it), stores it, then completes.
     func finishBody(offering body: Data?) {
         let offer = state.withLock { state -> (URLRequest, HTTPURLResponse, Date, Date)? in
-            guard !state.isFromCache, let response = state.response as? HTTPURLResponse else { return nil }
+            guard !state.isExemptFromCache, let response = state.response as? HTTPURLResponse else { return nil }
             return (state.currentRequest, response, state.requestSent, state.responseReceived)
         }
         guard let body, let (request, response, requestTime, responseTime) = offer,

@@ -101,8 +101,9 @@ package final class LoadingTask: Sendable {
         var responseReceived = Date()
         /// A stored response being revalidated by the first exchange, with the validators it sends.
         var revalidating: (entry: CachedURLResponse, validators: [(name: String, value: String)])?
-        /// Whether the response came from the cache (stored, or confirmed by a 304): it is not offered again.
-        var isFromCache = false
+        /// Whether the response is not offered to the cache: it came from there (stored, or
+        /// confirmed by a 304), or from a URL protocol.
+        var isExemptFromCache = false
         var isSuspended = false
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64 = 0
@@ -297,6 +298,9 @@ package final class LoadingTask: Sendable {
         guard let url = request.url else {
             return exchangeFailed(URLError(.badURL))
         }
+        if let protocolClass = URLProtocolLoad.protocolClass(for: request, among: session.protocolClasses) {
+            return loadThroughProtocol(protocolClass, request: request, body: body, generation: generation)
+        }
         if LocalResource.isLocal(url) { return loadLocalResource(url, for: request, generation: generation) }
         guard ["http", "https"].contains(url.scheme?.lowercased()) else {
             return exchangeFailed(URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url]))
@@ -394,6 +398,34 @@ package final class LoadingTask: Sendable {
             }
         }
         setCancelWork({ work.cancel() }, generation: generation)
+    }
+
+    /// Loads through a `URLProtocol` of the configuration's: one transaction, no policy but
+    /// redirects (no cookies, challenges or cache), as URLSession leaves those to the protocol.
+    private func loadThroughProtocol(_ protocolClass: URLProtocol.Type, request: URLRequest, body: RequestBody?, generation: Int) {
+        let load = URLProtocolLoad(
+            onData: { [weak self] total in self?.didReceiveBody(totalBytes: total, expected: nil) },
+            onEnd: { [weak self] outcome in
+                guard let self else { return }
+                let started = self.state.withLock { $0.hopStarted }
+                func transaction(_ response: URLResponse) -> TransactionMetrics {
+                    TransactionMetrics(request: request, response: response, fetchStart: started, end: Date(), fetchType: .unknown)
+                }
+                switch outcome {
+                case .loaded(let response, let data):
+                    self.decide(response, Verdict()) { state in
+                        state.collectedBody = ByteBuffer(bytes: data)
+                        state.transactions.append(transaction(response))
+                        state.isExemptFromCache = true
+                    }
+                case .redirected(let response, let next):
+                    self.decide(response, Verdict(verdict: .redirect, proposed: next)) { $0.transactions.append(transaction(response)) }
+                case .failed(let error):
+                    self.exchangeFailed(error)
+                }
+            })
+        setCancelWork({ load.stop(url: request.url) }, generation: generation)
+        load.start(protocolClass, request: request, body: body)
     }
 
     /// Records how to stop the work just started, unless newer work has started since (a fast

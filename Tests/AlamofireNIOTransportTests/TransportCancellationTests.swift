@@ -59,10 +59,11 @@ import Testing
 
     @Test func idleTimeoutIsReArmedByProgress() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            // Five bytes over three seconds: the body outlasts the 1.5 s idle limit, but no gap reaches it.
+            // Ten bytes over three seconds: the body outlasts the 2 s idle limit, but no gap comes near
+            // it (0.3 s each, so a loaded machine has room).
             let fetched = try await makeTransport().fetch(
-                server.url("/drip?numbytes=5&duration=3"), timeouts: .init(idle: .milliseconds(1500)))
-            #expect(fetched.text == "*****")
+                server.url("/drip?numbytes=10&duration=3"), timeouts: .init(idle: .seconds(2)))
+            #expect(fetched.text == "**********")
         }
     }
 
