@@ -282,6 +282,60 @@ step("httpCookieStorage", (stored ?? []).sorted().joined(separator: ", "))
 let afterDelete = try await cookieSession.request("\(base)/cookies/delete?flavour").serializingDecodable(CookieJar.self).value
 step("an expired Set-Cookie deletes", "\(afterDelete.cookies)")
 
+section("Caching")
+// A URLCache of the tour's own, so that nothing of it outlives the run.
+let cacheConfiguration = URLSessionConfiguration.af.default
+cacheConfiguration.urlCache = URLCache(memoryCapacity: 4 * 1024 * 1024, diskCapacity: 0, diskPath: nil)
+let caching = Session(configuration: cacheConfiguration)
+func fetchType(_ response: AFDataResponse<Data>) -> String {
+    switch response.metrics?.transactionMetrics.last?.resourceFetchType {
+    case .localCache?: "from the cache"
+    case .networkLoad?:
+        "from the network (\((response.metrics?.transactionMetrics.last?.response as? HTTPURLResponse)?.statusCode ?? 0) on the wire)"
+    default: "unknown"
+    }
+}
+for attempt in ["first", "second"] {
+    let cached = await caching.request("\(base)/cache/60").serializingData().response
+    step("\(attempt) GET /cache/60 (max-age=60)", fetchType(cached))
+}
+for attempt in ["first", "second"] {
+    let revalidated = await caching.request("\(base)/etag/tour").serializingData().response
+    step("\(attempt) GET /etag/tour", "\(revalidated.response?.statusCode ?? 0), \(fetchType(revalidated))")
+}
+let cacher = ResponseCacher(
+    behavior: .modify { _, response in
+        CachedURLResponse(response: response.response, data: response.data, userInfo: ["tour": "modified"], storagePolicy: .allowed)
+    })
+_ = await caching.request("\(base)/cache/30").cacheResponse(using: cacher).serializingData().response
+let storedEntry = cacheConfiguration.urlCache?.cachedResponse(for: URLRequest(url: URL(string: "\(base)/cache/30")!))
+step(".cacheResponse(using: ResponseCacher(behavior: .modify { … }))", "stored with userInfo \(storedEntry?.userInfo?["tour"] ?? "none")")
+let offline = await caching.request("\(base)/uuid") { $0.cachePolicy = .returnCacheDataDontLoad }.serializingData().response
+step("cachePolicy = .returnCacheDataDontLoad, nothing stored", offline.error?.localizedDescription ?? "no error")
+cacheConfiguration.urlCache?.removeAllCachedResponses()
+step(
+    "urlCache.removeAllCachedResponses(), then GET /cache/60",
+    fetchType(await caching.request("\(base)/cache/60").serializingData().response))
+
+section("Redirects")
+let notFollowed = await AF.request("\(base)/redirect/2").redirect(using: Redirector.doNotFollow).serializingData().response
+step(
+    ".redirect(using: Redirector.doNotFollow)",
+    "\(notFollowed.response?.statusCode ?? 0) to \(notFollowed.response?.value(forHTTPHeaderField: "Location") ?? "nowhere")")
+let modifiedRedirect = await AF.request("\(base)/redirect-to?url=/get")
+    .redirect(
+        using: Redirector(
+            behavior: .modify { _, request, _ in
+                var request = request
+                request.setValue("redirected", forHTTPHeaderField: "X-Tour")
+                return request
+            })
+    )
+    .serializingDecodable(Echo.self).response
+step(
+    ".redirect(using: Redirector(behavior: .modify { … }))",
+    "the next hop sent X-Tour: \(modifiedRedirect.value?.headers["X-Tour"] ?? "none")")
+
 section("Metrics")
 let measured = await AF.request("\(base)/get").serializingData().response
 if let transaction = measured.metrics?.transactionMetrics.first {
