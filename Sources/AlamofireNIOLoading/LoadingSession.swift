@@ -86,9 +86,14 @@ package final class LoadingSession: Sendable {
         authenticationPolicy.defaultCredential(for: protectionSpace)
     }
 
-    /// A header as it will be sent with `request`: the request's own, else the session's.
+    /// A header as it will be sent with `request`: the request's own, else the session's, else (for
+    /// `Cookie`) the stored cookies the request will carry.
     func headerValue(_ name: String, of request: URLRequest) -> String? {
-        request.value(forHTTPHeaderField: name) ?? baseHeaders.first(name: name)
+        if let value = request.value(forHTTPHeaderField: name) ?? baseHeaders.first(name: name) { return value }
+        guard name.lowercased() == "cookie" else { return nil }
+        var sent = request
+        cookiePolicy.prepare(&sent)
+        return sent.value(forHTTPHeaderField: "Cookie")
     }
 
     /// What the transport should send for `request` on one hop.

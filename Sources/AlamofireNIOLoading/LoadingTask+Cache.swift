@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -33,6 +34,7 @@ extension LoadingTask {
     }
 
     /// Answers with a stored response: one transaction fetched from the local cache, no exchange.
+    /// A stored redirect is followed (or put to the delegate) as one that came from the network.
     private func serve(_ entry: CachedURLResponse) {
         let now = Date()
         let length = Int64(entry.data.count)
@@ -47,7 +49,10 @@ extension LoadingTask {
                 state.response = entry.response
                 state.hopResponse = entry.response
                 state.isExemptFromCache = true
-                return state.machine.cacheHit()
+                state.proposedRequest = (entry.response as? HTTPURLResponse).flatMap {
+                    session.redirectPolicy.nextRequest(after: originalRequest, response: $0)
+                }
+                return state.machine.cacheHit(redirect: state.proposedRequest != nil)
             })
     }
 
@@ -72,20 +77,24 @@ extension LoadingTask {
     }
 
     /// The body has been handed over: offers the response to the cache (the delegate may change or
-    /// refuse it), stores it, then completes.
+    /// refuse it), stores it, then completes. The delegate is asked and the entry stored on a
+    /// Dispatch thread, as URLSession asks on its delegate queue: storing lists the cache's
+    /// directory, which must not block an event loop.
     func finishBody(offering body: Data?) {
-        let offer = state.withLock { state -> (URLRequest, HTTPURLResponse, Date, Date)? in
+        let offer = state.withLock { state -> (URLRequest, HTTPURLResponse, Date, Date, NIOHTTP1.HTTPHeaders)? in
             guard !state.isExemptFromCache, let response = state.response as? HTTPURLResponse else { return nil }
-            return (state.currentRequest, response, state.requestSent, state.responseReceived)
+            return (state.currentRequest, response, state.requestSent, state.responseReceived, state.sentHeaders)
         }
-        guard let body, let (request, response, requestTime, responseTime) = offer,
+        guard let body, let (request, response, requestTime, responseTime, sentHeaders) = offer,
             let proposal = session.cachePolicy.proposal(
                 for: request, response: response, body: body, requestTime: requestTime, responseTime: responseTime,
-                headerValue: { self.session.headerValue($0, of: request) })
+                headerValue: { sentHeaders.first(name: $0) })
         else { return perform(state.withLock { $0.machine.bodyReceived() }) }
-        delegate.loadingTask(self, willCacheResponse: proposal) { accepted in
-            if let accepted { self.session.cachePolicy.store(accepted, for: request) }
-            self.perform(self.state.withLock { $0.machine.bodyReceived() })
+        DispatchQueue.global().async {
+            self.delegate.loadingTask(self, willCacheResponse: proposal) { accepted in
+                if let accepted { self.session.cachePolicy.store(accepted, proposed: proposal, for: request) }
+                self.perform(self.state.withLock { $0.machine.bodyReceived() })
+            }
         }
     }
 }

@@ -76,6 +76,9 @@ package final class LoadingTask: Sendable {
         /// Whether the exchange under way carries an answer, and whether it was a Digest one.
         var exchangeCarriesAnswer = false
         var answerIsDigest = false
+        /// The headers the exchange under way sent (the session's, cookies and answers included),
+        /// for the cache's `Vary`.
+        var sentHeaders = NIOHTTP1.HTTPHeaders()
         /// A collected body waiting to be handed over.
         var collectedBody: ByteBuffer?
         /// A streamed final response whose body is still to be written to a file, with the request
@@ -137,7 +140,7 @@ package final class LoadingTask: Sendable {
     package var owner: (any AnyObject & Sendable)? { ownerState.withLock { $0 } }
     private let ownerState: Mutex<(any AnyObject & Sendable)?>
     private let started = Date()
-    private let clock = WallClockAnchor()
+    let wallClock = WallClockAnchor()
     let state: Mutex<State>
 
     init(
@@ -228,59 +231,12 @@ package final class LoadingTask: Sendable {
         }
     }
 
-    private func redirectDecided(_ next: URLRequest?) {
-        let action = state.withLock { state -> LoadingTaskStateMachine.Action in
-            guard let next else { return state.machine.redirectDecided(follow: false, needsBodyStream: false) }
-            // An answer that comes after a cancel changes nothing.
-            guard case .awaitingRedirect = state.machine.state else { return .none }
-            let previousMethod = state.currentRequest.httpMethod
-            state.currentRequest = next
-            // An answer is for the URL challenged; the next one answers its own challenge.
-            state.authorization = nil
-            // A redirect that turned the request into a GET drops an upload's body with `httpBody`.
-            if next.httpMethod != previousMethod { state.body = nil }
-            let needsBodyStream = state.body.map { !$0.isReplayable } ?? false
-            return state.machine.redirectDecided(follow: true, needsBodyStream: needsBodyStream)
-        }
-        perform(action)
-    }
-
-    /// Answers the challenge with the delegate's credential (or, by default, the configuration's
-    /// stored one, unless an answer was already refused), or lets the 401 be the result.
-    private func challengeDecided(_ disposition: LoadingChallenge.Disposition) {
-        let credential: URLCredential?
-        switch disposition {
-        case .useCredential(let given):
-            credential = given
-        case .performDefaultHandling:
-            credential = state.withLock { state in
-                guard let challenge = state.challenge, challenge.previousFailureCount == 0 else { return nil }
-                return session.authenticationPolicy.defaultCredential(for: challenge.protectionSpace)
-            }
-        case .rejectProtectionSpace:
-            credential = nil
-        case .cancelAuthenticationChallenge:
-            return cancel()
-        }
-        let action = state.withLock { state -> LoadingTaskStateMachine.Action in
-            guard case .awaitingChallenge = state.machine.state else { return .none }
-            guard let credential, let challenge = state.challenge,
-                let authorization = session.authenticationPolicy.authorization(
-                    answering: challenge, with: credential, request: state.currentRequest, body: state.bodyInMemory)
-            else { return state.machine.challengeDecided(retry: false) }
-            state.authorization = authorization
-            state.answeredCredential = (credential, challenge.protectionSpace)
-            state.answerIsDigest = challenge.offer.scheme == "digest"
-            return state.machine.challengeDecided(retry: true, needsBodyStream: state.body.map { !$0.isReplayable } ?? false)
-        }
-        perform(action)
-    }
-
     // MARK: Exchanges
 
     private func startExchange(hop: Int) {
         let (request, body, generation, authorization, validators) = state.withLock { state in
             state.exchangeCarriesAnswer = state.authorization != nil
+            state.isExemptFromCache = false
             state.collectedBody = nil
             state.bytesSent = 0
             state.bytesReceived = 0
@@ -317,22 +273,20 @@ package final class LoadingTask: Sendable {
         transportRequest.onDownloadProgress = { [weak self] received, expected in
             self?.didReceiveBody(totalBytes: received, expected: expected)
         }
+        state.withLock { $0.sentHeaders = transportRequest.headers }
         switch destination {
         case .memory:
             let handle = session.transport.execute(transportRequest, collectingUpTo: LoadingSession.maximumBodySize) { outcome in
                 switch outcome {
                 case .success(let collected):
-                    let response = LoadingSession.httpURLResponse(collected.head, url: url)
+                    let wire = LoadingSession.httpURLResponse(collected.head, url: url)
                     let transaction = TransactionMetrics(
-                        collected.completion.metrics, request: request, response: response, clock: self.clock)
-                    let setCookies = collected.head.headers["Set-Cookie"]
-                    self.offEventLoopIfStoring(setCookies, response, for: request) {
-                        // A 304 to a revalidation stands for the stored response.
-                        let (final, stored) = self.revalidated(response, for: request)
-                        let verdict = self.verdict(
-                            on: final, setCookies: setCookies, wwwAuthenticate: collected.head.headers["WWW-Authenticate"], for: request)
-                        self.decide(final, verdict) { state in
-                            state.collectedBody = stored.map { ByteBuffer(bytes: $0) } ?? collected.body
+                        collected.completion.metrics, request: request, response: wire, clock: self.wallClock)
+                    self.withStorageWrites(for: collected.head, response: wire, request: request) {
+                        self.outcome(of: collected.head, wire: wire, request: request)
+                    } then: { outcome in
+                        self.decide(outcome.response, outcome.verdict) { state in
+                            state.collectedBody = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? collected.body
                             state.transactions.append(transaction)
                         }
                     }
@@ -345,30 +299,22 @@ package final class LoadingTask: Sendable {
             let work = Task {
                 do {
                     let streamed = try await session.transport.execute(transportRequest)
-                    let (response, stored) = self.revalidated(LoadingSession.httpURLResponse(streamed.head, url: url), for: request)
-                    if let stored {
-                        // A 304 to a revalidation: its (empty) body is read, and the stored one delivered.
-                        for try await _ in streamed.body {}
-                        let transaction = try await self.transaction(of: streamed, request: request, response: response)
-                        let verdict = self.verdict(
-                            on: response, setCookies: streamed.head.headers["Set-Cookie"], wwwAuthenticate: [], for: request)
-                        return self.decide(response, verdict) { state in
-                            state.collectedBody = ByteBuffer(bytes: stored)
-                            state.transactions.append(transaction)
-                        }
+                    let wire = LoadingSession.httpURLResponse(streamed.head, url: url)
+                    let outcome = await self.withStorageWrites(for: streamed.head, response: wire, request: request) {
+                        self.outcome(of: streamed.head, wire: wire, request: request)
                     }
-                    let verdict = self.verdict(
-                        on: response, setCookies: streamed.head.headers["Set-Cookie"],
-                        wwwAuthenticate: streamed.head.headers["WWW-Authenticate"],
-                        for: request)
-                    guard verdict.verdict == .redirect else {
+                    guard outcome.verdict.verdict == .redirect || outcome.storedBody != nil else {
                         // Its body is read once the delegate has decided.
-                        return self.decide(response, verdict, keeping: { $0.streamedResponse = (streamed, request) })
+                        return self.decide(outcome.response, outcome.verdict, keeping: { $0.streamedResponse = (streamed, request) })
                     }
-                    // A redirect's body is read and dropped first, keeping the connection, as URLSession does.
+                    // A redirect's body (or a 304's, empty) is read and dropped first, keeping the
+                    // connection, as URLSession does.
                     for try await _ in streamed.body {}
-                    let transaction = try await self.transaction(of: streamed, request: request, response: response)
-                    self.decide(response, verdict, keeping: { $0.transactions.append(transaction) })
+                    let transaction = try await self.transaction(of: streamed, request: request, response: wire)
+                    self.decide(outcome.response, outcome.verdict) { state in
+                        if let stored = outcome.storedBody { state.collectedBody = ByteBuffer(bytes: stored) }
+                        state.transactions.append(transaction)
+                    }
                 } catch {
                     self.exchangeFailed(LoadingSession.urlError(error, url: url))
                 }
@@ -377,61 +323,10 @@ package final class LoadingTask: Sendable {
         }
     }
 
-    /// Reads a `file:` or `data:` URL: one transaction, no policy (no cookies, redirects or
-    /// challenges apply), a plain `URLResponse`.
-    private func loadLocalResource(_ url: URL, for request: URLRequest, generation: Int) {
-        let work = Task {
-            do {
-                let loaded = try await LocalResource.load(url)
-                let started = state.withLock { $0.hopStarted }
-                let transaction = TransactionMetrics(
-                    request: request, response: loaded.response, fetchStart: started, end: Date(), fetchType: .unknown)
-                let length = Int64(loaded.body.readableBytes)
-                state.withLock { $0.bytesExpectedToReceive = length }
-                didReceiveBody(totalBytes: length, expected: length)
-                decide(loaded.response, Verdict()) { state in
-                    state.collectedBody = loaded.body
-                    state.transactions.append(transaction)
-                }
-            } catch {
-                exchangeFailed(LoadingSession.urlError(error, url: url))
-            }
-        }
-        setCancelWork({ work.cancel() }, generation: generation)
-    }
-
-    /// Loads through a `URLProtocol` of the configuration's: one transaction, no policy but
-    /// redirects (no cookies, challenges or cache), as URLSession leaves those to the protocol.
-    private func loadThroughProtocol(_ protocolClass: URLProtocol.Type, request: URLRequest, body: RequestBody?, generation: Int) {
-        let load = URLProtocolLoad(
-            onData: { [weak self] total in self?.didReceiveBody(totalBytes: total, expected: nil) },
-            onEnd: { [weak self] outcome in
-                guard let self else { return }
-                let started = self.state.withLock { $0.hopStarted }
-                func transaction(_ response: URLResponse) -> TransactionMetrics {
-                    TransactionMetrics(request: request, response: response, fetchStart: started, end: Date(), fetchType: .unknown)
-                }
-                switch outcome {
-                case .loaded(let response, let data):
-                    self.decide(response, Verdict()) { state in
-                        state.collectedBody = ByteBuffer(bytes: data)
-                        state.transactions.append(transaction(response))
-                        state.isExemptFromCache = true
-                    }
-                case .redirected(let response, let next):
-                    self.decide(response, Verdict(verdict: .redirect, proposed: next)) { $0.transactions.append(transaction(response)) }
-                case .failed(let error):
-                    self.exchangeFailed(error)
-                }
-            })
-        setCancelWork({ load.stop(url: request.url) }, generation: generation)
-        load.start(protocolClass, request: request, body: body)
-    }
-
     /// Records how to stop the work just started, unless newer work has started since (a fast
     /// exchange may already have led to the next hop) or the task has completed; a cancel that came
     /// meanwhile did not see it, so it is applied now.
-    private func setCancelWork(_ cancelWork: @escaping @Sendable () -> Void, generation: Int) {
+    func setCancelWork(_ cancelWork: @escaping @Sendable () -> Void, generation: Int) {
         let cancelNow = state.withLock { state -> Bool in
             guard state.workGeneration == generation, state.machine.state != .completed else { return false }
             state.cancelWork = cancelWork
@@ -440,203 +335,13 @@ package final class LoadingTask: Sendable {
         if cancelNow { cancelWork() }
     }
 
-    /// What the policies make of a response: final, a redirect to ask about, or a challenge.
-    private struct Verdict {
-        var verdict = LoadingTaskStateMachine.ResponseVerdict.final
-        var proposed: URLRequest?
-        var challenge: LoadingChallenge?
-    }
-
-    /// Stores the response's cookies, then asks the redirect and authentication policies; a
-    /// response that accepts an answer to a challenge stores its credential.
-    private func verdict(on response: HTTPURLResponse?, setCookies: [String], wwwAuthenticate: [String], for request: URLRequest) -> Verdict
-    {
-        guard let response else { return Verdict() }
-        session.cookiePolicy.store(setCookies, for: request)
-        if let proposed = session.redirectPolicy.nextRequest(after: request, response: response) {
-            return Verdict(verdict: .redirect, proposed: proposed)
-        }
-        let (refused, accepted) = state.withLock { state -> (Int, (credential: URLCredential, space: URLProtectionSpace)?) in
-            defer { state.exchangeCarriesAnswer = false }
-            guard state.exchangeCarriesAnswer else { return (state.refusedAnswers, nil) }
-            guard response.statusCode == 401 else {
-                defer { state.answeredCredential = nil }
-                return (state.refusedAnswers, state.answeredCredential)
-            }
-            // Refused, unless a Digest answer's nonce merely went stale (the credential was right).
-            let stale =
-                state.answerIsDigest
-                && AuthenticationChallengeOffer.parse(wwwAuthenticate).contains {
-                    $0.scheme == "digest" && $0.parameters["stale"]?.lowercased() == "true"
-                }
-            if !stale { state.refusedAnswers += 1 }
-            return (state.refusedAnswers, nil)
-        }
-        if let accepted { session.authenticationPolicy.store(accepted.credential, for: accepted.space) }
-        if let challenge = session.authenticationPolicy.challenge(
-            in: response, wwwAuthenticate: wwwAuthenticate, request: request, previousFailureCount: refused)
-        {
-            return Verdict(verdict: .challenge, challenge: challenge)
-        }
-        session.cachePolicy.invalidate(after: request, response: response)
-        return Verdict()
-    }
-
-    /// Runs `body` at once, or on another thread when it stores cookies or touches the cache: a
-    /// persistent `HTTPCookieStorage` (the shared one) writes its file on every change, and a
-    /// `URLCache` its directory, which must not block an event loop.
-    private func offEventLoopIfStoring(
-        _ setCookies: [String], _ response: HTTPURLResponse?, for request: URLRequest, _ body: @escaping @Sendable () -> Void
-    ) {
-        let touchesCache =
-            response.map { response in
-                session.cachePolicy.invalidates(after: request, response: response)
-                    || (response.statusCode == 304 && state.withLock { $0.revalidating != nil })
-            } ?? false
-        guard session.cookiePolicy.stores(setCookies, for: request) || touchesCache else { return body() }
-        DispatchQueue.global().async(execute: body)
-    }
-
-    /// Lets the machine decide what comes after a response, keeping what the next step needs.
-    private func decide(_ response: URLResponse?, _ verdict: Verdict, keeping keep: (inout State) -> Void) {
-        let action = state.withLock { state in
-            keep(&state)
-            state.response = response
-            state.hopResponse = response
-            state.responseReceived = session.cachePolicy.now()
-            state.proposedRequest = verdict.proposed
-            state.challenge = verdict.challenge
-            return state.machine.responseReceived(verdict.verdict)
-        }
-        perform(action)
-    }
-
-    /// The transaction of a streamed exchange whose body has been read.
-    private func transaction(
-        of streamed: TransportResponse, request: URLRequest, response: URLResponse?
-    ) async throws
-        -> TransactionMetrics
-    {
-        let metrics = try await streamed.finished().metrics
-        return TransactionMetrics(metrics, request: request, response: response, clock: clock)
-    }
-
     /// The exchange failed before its response, or while its body arrived.
-    private func exchangeFailed(_ error: URLError) {
+    func exchangeFailed(_ error: URLError) {
         perform(
             state.withLock { state in
                 if state.error == nil { state.error = error }
                 return state.machine.exchangeFailed()
             })
-    }
-
-    private func didSendBody(totalBytesSent: Int64, expected: Int64?) {
-        let delta = state.withLock { state in
-            defer {
-                state.bytesSent = totalBytesSent
-                state.bytesExpectedToSend = expected ?? 0
-            }
-            return totalBytesSent - state.bytesSent
-        }
-        delegate.loadingTask(self, didSendBodyData: delta, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: expected)
-    }
-
-    func didReceiveBody(totalBytes: Int64, expected: Int64?) {
-        let delta = state.withLock { state in
-            defer {
-                state.bytesReceived = totalBytes
-                if let expected { state.bytesExpectedToReceive = expected }
-            }
-            return totalBytes - state.bytesReceived
-        }
-        delegate.loadingTask(self, didReceiveBodyBytes: delta, totalBytesReceived: totalBytes, totalBytesExpected: expected)
-    }
-
-    // MARK: The body
-
-    private func receiveBody() {
-        switch destination {
-        case .memory:
-            receiveCollectedBody()
-        case .stream:
-            let (pending, generation) = state.withLock { state in
-                defer { state.streamedResponse = nil }
-                state.workGeneration += 1
-                return (state.streamedResponse, state.workGeneration)
-            }
-            guard let (streamed, request) = pending else { return receiveCollectedBody() }
-            let url = request.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-            let work = Task {
-                do {
-                    // A copy for the cache, while it stays small enough to be offered.
-                    var copy: Data? = wantsCacheCopy() ? Data() : nil
-                    for try await chunk in streamed.body where chunk.readableBytes > 0 {
-                        let data = Data(chunk.readableBytesView)
-                        if copy != nil { copy = copy!.count + data.count <= session.cachePolicy.largestStorableBody ? copy! + data : nil }
-                        delegate.loadingTask(self, didReceive: data)
-                    }
-                    let response = state.withLock { $0.response }
-                    let transaction = try await transaction(of: streamed, request: request, response: response)
-                    state.withLock { $0.transactions.append(transaction) }
-                    finishBody(offering: copy)
-                } catch {
-                    exchangeFailed(LoadingSession.urlError(error, url: url))
-                }
-            }
-            setCancelWork({ work.cancel() }, generation: generation)
-        case .file(let directory):
-            let (pending, response, generation) = state.withLock { state in
-                defer { state.streamedResponse = nil }
-                state.workGeneration += 1
-                return (state.streamedResponse, state.response, state.workGeneration)
-            }
-            let local = state.withLock { state in
-                defer { state.collectedBody = nil }
-                return state.collectedBody
-            }
-            // A declined redirect's body was read already: there is no file.
-            guard pending != nil || local != nil else { return perform(state.withLock { $0.machine.bodyReceived() }) }
-            let url = response?.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-            let work = Task {
-                let file = DownloadFile.temporaryURL(in: directory)
-                do {
-                    if let (streamed, request) = pending {
-                        try await DownloadFile.write(streamed.body, to: file)
-                        let transaction = try await transaction(of: streamed, request: request, response: response)
-                        state.withLock { $0.transactions.append(transaction) }
-                    } else if let local {
-                        try await DownloadFile.write(local, to: file)
-                    }
-                    // A cancel that came while the file was written ends the task here, as URLSession
-                    // does not hand a cancelled download's file over.
-                    try Task.checkCancellation()
-                    // The delegate moves the file (a copy, across volumes) and runs user code: off the
-                    // concurrency pool, as URLSession calls it on its delegate queue.
-                    await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
-                        DispatchQueue.global().async {
-                            self.delegate.loadingTask(self, didFinishDownloadingTo: file)
-                            finished.resume()
-                        }
-                    }
-                    perform(state.withLock { $0.machine.bodyReceived() })
-                } catch {
-                    try? FileManager.default.removeItem(at: file)
-                    exchangeFailed(LoadingSession.urlError(error, url: url))
-                }
-            }
-            setCancelWork({ work.cancel() }, generation: generation)
-        }
-    }
-
-    /// Hands over a body already in memory (collected, local, or a declined redirect's: none).
-    private func receiveCollectedBody() {
-        let body = state.withLock { state in
-            defer { state.collectedBody = nil }
-            return state.collectedBody
-        }
-        let data = body.map { Data($0.readableBytesView) } ?? Data()
-        if !data.isEmpty { delegate.loadingTask(self, didReceive: data) }
-        finishBody(offering: data)
     }
 
     // MARK: Completion

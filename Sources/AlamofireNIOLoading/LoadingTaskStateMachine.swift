@@ -99,10 +99,15 @@ package struct LoadingTaskStateMachine: Sendable {
         return .startExchange(hop: 0)
     }
 
-    /// The cache answers: its response is delivered without an exchange.
-    package mutating func cacheHit() -> Action {
+    /// The cache answers: its response is delivered without an exchange, or, when it is a
+    /// redirect, put to the delegate as one from the network would be.
+    package mutating func cacheHit(redirect: Bool = false) -> Action {
         guard state == .lookingUpCache else { return .none }
         if isCancelled { return complete(.cancelled) }
+        if redirect {
+            state = .awaitingRedirect(hop: 0)
+            return .askRedirect
+        }
         state = .awaitingDisposition(hop: 0)
         return .deliverResponse
     }

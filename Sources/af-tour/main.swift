@@ -283,7 +283,7 @@ let afterDelete = try await cookieSession.request("\(base)/cookies/delete?flavou
 step("an expired Set-Cookie deletes", "\(afterDelete.cookies)")
 
 section("Caching")
-// A URLCache of the tour's own, so that nothing of it outlives the run.
+// A URLCache of the tour's own, so that the tour's requests elsewhere are not answered from it.
 let cacheConfiguration = URLSessionConfiguration.af.default
 cacheConfiguration.urlCache = URLCache(memoryCapacity: 4 * 1024 * 1024, diskCapacity: 0, diskPath: nil)
 let caching = Session(configuration: cacheConfiguration)

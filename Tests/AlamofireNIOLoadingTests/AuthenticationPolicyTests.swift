@@ -107,6 +107,18 @@ import FoundationNetworking
         #expect(fields["qop"] == nil && fields["nc"] == nil && fields["cnonce"] == nil)
     }
 
+    /// A `-sess` answer without qop still sends the client nonce its hash includes.
+    @Test func sessionDigestWithoutQopSendsItsClientNonce() throws {
+        var offer = Self.rfcOffer
+        offer.parameters["qop"] = nil
+        offer.parameters["algorithm"] = "MD5-sess"
+        let header = try #require(
+            HTTPAuthorization.digest(user: "u", password: "p", challenge: offer, method: "GET", uri: "/", body: nil, clientNonce: "cn"))
+        let fields = try #require(Offer.parse([header]).first?.parameters)
+        #expect(fields["cnonce"] == "cn")
+        #expect(fields["qop"] == nil)
+    }
+
     @Test func theDigestHeaderCarriesEveryField() throws {
         var offer = Self.rfcOffer
         offer.parameters["algorithm"] = "md5-sess"

@@ -71,8 +71,10 @@ import FoundationNetworking
 
     // MARK: Decisions
 
-    static func entry(_ url: URL, headers: [String: String], vary: [String: String] = [:], receivedAt: Date = start) -> CachedURLResponse {
-        let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: headers)!
+    static func entry(
+        _ url: URL, status: Int = 200, headers: [String: String], vary: [String: String] = [:], receivedAt: Date = start
+    ) -> CachedURLResponse {
+        let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
         return CachedURLResponse(
             response: response, data: Data("stored".utf8),
             userInfo: [CachePolicy.requestTimeKey: receivedAt, CachePolicy.responseTimeKey: receivedAt, CachePolicy.varyKey: vary],
@@ -175,6 +177,8 @@ import FoundationNetworking
         #expect(!proposal(["Vary": "*"]))
         #expect(!proposal([:], method: "POST"))
         #expect(!proposal(status: 206, [:]))
+        // A 304 answers only the conditional request that asked; it is never an entry of its own.
+        #expect(!proposal(status: 304, ["Cache-Control": "max-age=60"]))
         #expect(!proposal(status: 500, [:]))
         #expect(proposal(status: 404, [:]))
         #expect(proposal(status: 302, ["Cache-Control": "max-age=5"]))
@@ -218,6 +222,45 @@ import FoundationNetworking
         let created = HTTPURLResponse(url: url, statusCode: 201, httpVersion: nil, headerFields: nil)!
         policy.invalidate(after: post, response: created)
         #expect(cache.cachedResponse(for: URLRequest(url: url)) == nil)
+    }
+
+    /// Writers racing on one key (FoundationNetworking keys by path, so every query shares it)
+    /// leave it listed once in URLCache's eviction order, so evicting it later cannot trap.
+    @Test func concurrentStoresOfOneKeyListItOnce() throws {
+        let cache = URLCache(memoryCapacity: 64 * 1024, diskCapacity: 0, diskPath: nil)
+        let policy = CachePolicy(cache: cache)
+        DispatchQueue.concurrentPerform(iterations: 200) { index in
+            let url = URL(string: "http://h.test/p?i=\(index)")!
+            policy.store(Self.entry(url, headers: ["Cache-Control": "max-age=60"]), for: URLRequest(url: url))
+        }
+        let order = Mirror(reflecting: cache).children.first { $0.label == "inMemoryCacheOrder" }?.value as? [String]
+        #expect(order?.count == 1)
+        // Filling the cache with other keys evicts it without trapping.
+        for index in 0..<2000 {
+            let url = URL(string: "http://h.test/other\(index)")!
+            policy.store(Self.entry(url, headers: ["Cache-Control": "max-age=60"]), for: URLRequest(url: url))
+        }
+        #expect(cache.cachedResponse(for: URLRequest(url: URL(string: "http://h.test/other1999")!)) != nil)
+    }
+
+    /// A stored redirect is followed as one from the network: the cached 301, then the target loaded.
+    @Test func aStoredRedirectIsFollowed() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let configuration = URLSessionConfiguration.ephemeral
+            let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+            configuration.urlCache = cache
+            let moved = server.url("/moved-for-good")
+            CachePolicy(cache: cache).store(
+                Self.entry(moved, status: 301, headers: ["Cache-Control": "max-age=600", "Location": "/get"], receivedAt: Date()),
+                for: URLRequest(url: moved))
+            let session = LoadingSession(transport: HTTPTransport(), configuration: configuration)
+            let delegate = LoadingTaskTests.RecordingDelegate()
+            session.makeTask(with: URLRequest(url: moved), delegate: delegate).resume()
+            #expect(try await delegate.completion() == nil)
+            #expect(delegate.events.first == "redirect 301 GET /get")
+            #expect(delegate.metrics?.transactionMetrics.map(\.resourceFetchType) == [.localCache, .networkLoad])
+            #expect(delegate.metrics?.redirectCount == 1)
+        }
     }
 
     /// Through loading tasks against the server: stored, served from the cache while fresh (by the

@@ -93,6 +93,16 @@ import FoundationNetworking
         #expect(policy.storage?.cookies?.isEmpty == true)
     }
 
+    /// A Domain with no dot of its own would reach every host under it ("supercookies").
+    @Test func aDomainWithoutADotIsRefusedUnlessItIsTheHost() {
+        let policy = Self.policy()
+        policy.store(["super=1; Domain=com", "dotted=1; Domain=.com"], for: Self.request("http://evil.com/"))
+        #expect(policy.storage?.cookies?.isEmpty == true)
+        #expect(Self.cookieHeader(policy, "http://bank.com/") == nil)
+        policy.store(["local=1; Domain=localhost"], for: Self.request("http://localhost/"))
+        #expect(Self.cookieHeader(policy, "http://localhost/") == "local=1")
+    }
+
     @Test func pathsMatchOnSegmentBoundariesLongestFirst() {
         let policy = Self.policy()
         policy.store(["root=1; Path=/", "docs=2; Path=/docs", "deep=3; Path=/docs/api/"], for: Self.request("http://h.test/"))

@@ -158,6 +158,62 @@ import FoundationNetworking
         }
     }
 
+    /// A 304 answering the request's own validators is the response, and is not stored over the 200.
+    @Test func aNotModifiedToTheRequestsOwnValidatorIsPassedThroughNotStored() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let url = server.url("/etag/mine")
+            let first = try await Self.load(session.request(url))
+            let conditional = try await Self.load(session.request(url, headers: ["If-None-Match": "\"mine\""]))
+            #expect(conditional.response?.statusCode == 304)
+            let plain = try await Self.load(session.request(url))
+            #expect(plain.response?.statusCode == 200 && plain.data == first.data)
+        }
+    }
+
+    /// `Vary: Cookie` tells apart responses to requests whose stored cookies differ.
+    @Test func varyCookieFollowsTheCookiesSent() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let url = server.url("/response-headers?Cache-Control=max-age%3D60&Vary=Cookie")
+            _ = try await Self.load(session.request(server.url("/cookies/set?user=a")))
+            #expect(Self.fetchType(try await Self.load(session.request(url))) == .networkLoad)
+            #expect(Self.fetchType(try await Self.load(session.request(url))) == .localCache)
+            _ = try await Self.load(session.request(server.url("/cookies/set?user=b")))
+            #expect(Self.fetchType(try await Self.load(session.request(url))) == .networkLoad)
+        }
+    }
+
+    /// Alamofire's documented `.modify` replaces `userInfo`; the entry is still served while fresh.
+    @Test func anEntryWhoseUserInfoWasReplacedIsStillServed() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let cacher = ResponseCacher(
+                behavior: .modify { _, response in
+                    CachedURLResponse(response: response.response, data: response.data, userInfo: ["key": "value"], storagePolicy: .allowed)
+                })
+            let session = Self.session(cachedResponseHandler: cacher)
+            _ = try await Self.load(session.request(server.url("/cache/60")))
+            #expect(Self.fetchType(try await Self.load(session.request(server.url("/cache/60")))) == .localCache)
+        }
+    }
+
+    /// A POST answered with a 303 invalidates what is stored for its Location.
+    @Test func aRedirectedUnsafeMethodInvalidatesItsLocation() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let target = server.url("/cache/60")
+            _ = try await Self.load(session.request(target))
+            #expect(Self.fetchType(try await Self.load(session.request(target))) == .localCache)
+            let post = session.request(
+                server.url("/redirect-to"), method: .post, parameters: ["url": target.absoluteString, "status_code": "303"],
+                encoding: URLEncoding.queryString
+            ).redirect(using: Redirector.doNotFollow)
+            // Not followed: the GET of the Location would store it again.
+            #expect(try await Self.load(post).response?.statusCode == 303)
+            #expect(Self.fetchType(try await Self.load(session.request(target))) == .networkLoad)
+        }
+    }
+
     @Test func downloadsAreServedFromTheCacheToo() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let session = Self.session()

@@ -67,7 +67,7 @@ import FoundationNetworking
     func digestWithEveryAlgorithm(algorithm: String) async throws {
         try await HTTPBinServer.withServer { server async throws in
             let credential = URLCredential(user: "user", password: "passwd", persistence: .none)
-            for qop in ["auth", "auth-int"] {
+            for qop in ["auth", "auth-int", "none"] {
                 let value = try await withTimeout {
                     try await Self.session().request(server.url("/digest-auth/\(qop)/user/passwd/\(algorithm)")).authenticate(
                         with: credential

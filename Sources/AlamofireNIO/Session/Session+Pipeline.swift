@@ -68,7 +68,7 @@ extension Session: RequestDelegate {
             _ = activeRequests.withLock { $0.remove(request) }
             return
         }
-        if createsRequestsOnCallingThread {
+        if setsUpOnRootQueue {
             performSetupOperations(for: request)
         } else {
             requestQueue.async { self.performSetupOperations(for: request) }

@@ -47,9 +47,10 @@ open class Session: @unchecked Sendable {
     /// Value determining the timing of `Request` setup after creation. `.lazy` by default.
     public let requestSetup: RequestSetup
     /// `DispatchQueue` on which `URLRequest`s are created when one was passed to `init`; otherwise they are created on
-    /// the thread that resumes the request, which saves a hop per request (creation is cheap and never blocks).
+    /// the root queue itself (this queue targets it), which saves a hop per request.
     public let requestQueue: DispatchQueue
-    let createsRequestsOnCallingThread: Bool
+    /// Whether set-up runs on the root queue directly (no `requestQueue` was passed).
+    let setsUpOnRootQueue: Bool
     /// `DispatchQueue` passed to all `Request`s on which they perform their response serialization.
     public let serializationQueue: DispatchQueue
     /// `RequestInterceptor` used for all `Request` created by the instance. `RequestInterceptor`s can also be added on a
@@ -127,7 +128,7 @@ open class Session: @unchecked Sendable {
         self.rootQueue = rootQueue
         self.startRequestsImmediately = startRequestsImmediately
         self.requestSetup = requestSetup
-        self.createsRequestsOnCallingThread = requestQueue == nil
+        self.setsUpOnRootQueue = requestQueue == nil
         self.requestQueue = requestQueue ?? DispatchQueue(label: "\(rootQueue.label).requestQueue", target: rootQueue)
         self.serializationQueue = serializationQueue ?? DispatchQueue(label: "\(rootQueue.label).serializationQueue", target: rootQueue)
         self.interceptor = interceptor

@@ -10,9 +10,10 @@ package import FoundationNetworking
 /// and hands it to the ``Request`` the task runs for: redirects go to the redirect handler,
 /// responses to the request's response handler, files to the download's destination.
 ///
-/// Events arrive on the transport's event loops; the request records them under its lock and moves
-/// to its own queue only when the task completes, so a request costs one hop between the wire and
-/// its validators and serializers.
+/// Events arrive on the transport's event loops (a few that may block — a download's file to move,
+/// a response to cache with its `CachedResponseHandler` — on a Dispatch thread); the request records
+/// them under its lock and moves to its own queue only when the task completes, so a request costs
+/// one hop between the wire and its validators and serializers.
 public final class SessionDelegate: Sendable {
     /// Used by downloads to move and remove files.
     public let fileManager: FileManager

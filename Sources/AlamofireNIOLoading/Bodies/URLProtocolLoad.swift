@@ -26,6 +26,8 @@ final class URLProtocolLoad: NSObject, URLProtocolClient, @unchecked Sendable {
         var response: URLResponse?
         var data = Data()
         var ended = false
+        /// A stop that came before the start: the protocol is never started.
+        var stopped = false
         var instance: URLProtocol?
     }
 
@@ -46,17 +48,19 @@ final class URLProtocolLoad: NSObject, URLProtocolClient, @unchecked Sendable {
         self.onEnd = onEnd
     }
 
-    /// The first of `classes` that accepts `request` (FoundationNetworking's own HTTP, FTP and
-    /// WebSocket classes, listed in every default configuration, are never used: the loading layer
-    /// is the HTTP loader).
+    /// The first of `classes` that accepts `request`.
     static func protocolClass(for request: URLRequest, among classes: [URLProtocol.Type]) -> URLProtocol.Type? {
         classes.first { $0.canInit(with: request) }
     }
 
-    /// The user's protocol classes in `classes` (a configuration's `protocolClasses`).
+    /// The user's protocol classes in `classes` (a configuration's `protocolClasses`): the
+    /// platform's own (FoundationNetworking's HTTP, FTP and WebSocket classes, listed in every
+    /// default configuration) are left out, since the loading layer is the HTTP loader.
     static func userClasses(_ classes: [AnyClass]?) -> [URLProtocol.Type] {
-        (classes ?? []).compactMap { $0 as? URLProtocol.Type }.filter { !String(reflecting: $0).hasPrefix("FoundationNetworking.") }
+        (classes ?? []).compactMap { $0 as? URLProtocol.Type }.filter { !platformClasses.contains(ObjectIdentifier($0)) }
     }
+
+    private static let platformClasses = Set((URLSessionConfiguration.default.protocolClasses ?? []).map { ObjectIdentifier($0) })
 
     /// Starts loading `request` with an instance of `protocolClass`; `body` becomes the request's
     /// `httpBody` or `httpBodyStream`, as URLSession hands an upload's body to a protocol.
@@ -69,13 +73,25 @@ final class URLProtocolLoad: NSObject, URLProtocolClient, @unchecked Sendable {
         case nil: break
         }
         let instance = protocolClass.init(request: request, cachedResponse: nil, client: self)
-        withState { $0.instance = instance }
+        let stoppedAlready = withState { state in
+            if !state.stopped { state.instance = instance }
+            return state.stopped
+        }
+        guard !stoppedAlready else {
+            return end(.failed(URLError(.cancelled, userInfo: request.url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:])))
+        }
         instance.startLoading()
     }
 
     /// Stops the load (a cancel): the protocol is told to stop, and the load ends as cancelled.
     func stop(url: URL?) {
-        guard let instance = withState({ $0.ended ? nil : $0.instance }) else { return }
+        guard
+            let instance = withState({ state -> URLProtocol? in
+                // Not started yet: the start finds the stop and ends the load.
+                if state.instance == nil { state.stopped = true }
+                return state.ended ? nil : state.instance
+            })
+        else { return }
         instance.stopLoading()
         end(.failed(URLError(.cancelled, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:])))
     }

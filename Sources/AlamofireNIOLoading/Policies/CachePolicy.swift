@@ -8,12 +8,14 @@ package import FoundationNetworking
 /// before the first exchange, revalidated with `If-None-Match`/`If-Modified-Since` when stale,
 /// offered the final response of a GET, and invalidated by an unsafe method's success.
 ///
-/// Entries live in the configuration's `urlCache`, so `URLCache`'s own API sees them, in its memory
-/// only: FoundationNetworking's disk store lists its whole directory on every miss and write (6 ms
-/// a miss, 20 ms a write with 500 entries), too slow to sit in front of every request.
+/// Entries live in the configuration's `urlCache`, so `URLCache`'s own API sees them. AlamofireNIO
+/// writes them to its memory only: FoundationNetworking's disk store lists its whole directory on
+/// every write (20 ms with 500 entries), too slow to sit behind every request. (A lookup that misses
+/// memory still reads what others wrote to the disk store, as `URLCache.cachedResponse(for:)` does.)
 /// FoundationNetworking's `URLCache` keys entries by host, port and path only, so an entry is used
 /// only when its response's URL is the request's (the query included). Entries carry when they were
-/// requested and received, and the request headers their `Vary` names, in `userInfo`.
+/// requested and received, and the request headers their `Vary` names, in `userInfo`. Writes to a
+/// cache are serialised (see ``store(_:proposed:for:)``) and made off the event loops.
 package struct CachePolicy: @unchecked Sendable {
     // @unchecked: URLCache is thread-safe (its own locks) but not marked Sendable.
     let cache: URLCache?
@@ -49,7 +51,7 @@ package struct CachePolicy: @unchecked Sendable {
     }
 
     /// Decides how `request` is loaded; `headerValue` gives a request header as it will be sent
-    /// (the session's headers included), for `Vary`.
+    /// (the session's headers and cookies included), for `Vary` and the request's directives.
     package func lookUp(_ request: URLRequest, headerValue: (String) -> String?) -> Lookup {
         let policy = effectivePolicy(for: request)
         guard let cache, Self.isCacheable(method: request.httpMethod), !Self.hasOwnValidators(request) else {
@@ -71,11 +73,10 @@ package struct CachePolicy: @unchecked Sendable {
             return entry.map { .serve($0) } ?? .unavailable
         default:
             guard let entry, let response = entry.response as? HTTPURLResponse else { return .load }
-            let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+            let requestControl = CacheControl(headerValue("Cache-Control"))
             let responseControl = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
             let mustRevalidate =
-                requestControl.has("no-cache") || request.value(forHTTPHeaderField: "Pragma")?.lowercased() == "no-cache"
-                || responseControl.has("no-cache")
+                requestControl.has("no-cache") || headerValue("Pragma")?.lowercased() == "no-cache" || responseControl.has("no-cache")
             if !mustRevalidate, let freshness = Self.freshness(of: entry) {
                 let now = now()
                 let age = freshness.age(at: now)
@@ -118,8 +119,11 @@ package struct CachePolicy: @unchecked Sendable {
         for request: URLRequest, response: HTTPURLResponse, body: Data, requestTime: Date, responseTime: Date,
         headerValue: (String) -> String?
     ) -> CachedURLResponse? {
-        guard cache != nil, Self.isCacheable(method: request.httpMethod), response.statusCode != 206 else { return nil }
-        let requestControl = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        // A 304 or 206 only makes sense as the answer to the request that asked for it.
+        guard cache != nil, Self.isCacheable(method: request.httpMethod), response.statusCode >= 200,
+            ![206, 304].contains(response.statusCode)
+        else { return nil }
+        let requestControl = CacheControl(headerValue("Cache-Control"))
         let responseControl = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
         guard !requestControl.has("no-store"), !responseControl.has("no-store") else { return nil }
         let explicitlyFresh = responseControl.has("max-age") || response.value(forHTTPHeaderField: "Expires") != nil
@@ -141,18 +145,28 @@ package struct CachePolicy: @unchecked Sendable {
         cache.map { $0.memoryCapacity / 20 } ?? 0
     }
 
-    /// Stores what the delegate let through, in the cache's memory (see the type's overview).
-    func store(_ response: CachedURLResponse, for request: URLRequest) {
+    /// Stores what the delegate let through, in the cache's memory (see the type's overview). The
+    /// entry keeps the proposal's timing and `Vary` values when the delegate replaced its `userInfo`.
+    func store(_ response: CachedURLResponse, proposed: CachedURLResponse? = nil, for request: URLRequest) {
         guard let cache, response.storagePolicy != .notAllowed else { return }
+        var userInfo = response.userInfo ?? [:]
+        for key in [Self.requestTimeKey, Self.responseTimeKey, Self.varyKey] where userInfo[key] == nil {
+            userInfo[key] = proposed?.userInfo?[key]
+        }
+        let entry = CachedURLResponse(
+            response: response.response, data: response.data, userInfo: userInfo, storagePolicy: .allowedInMemoryOnly)
         // FoundationNetworking's URLCache appends a key to its eviction order on every store, even
         // one that replaces an entry: the order grows without bound, and evicting a key listed
-        // twice traps. Removing the entry first keeps one listing per key.
-        cache.removeCachedResponse(for: request)
-        cache.storeCachedResponse(
-            CachedURLResponse(
-                response: response.response, data: response.data, userInfo: response.userInfo, storagePolicy: .allowedInMemoryOnly),
-            for: request)
+        // twice traps. Removing the entry first keeps one listing per key, and one lock for every
+        // write keeps two writers from listing it twice between them.
+        Self.writeLock.withLock {
+            cache.removeCachedResponse(for: request)
+            cache.storeCachedResponse(entry, for: request)
+        }
     }
+
+    /// Serialises AlamofireNIO's writes to every URLCache (see ``store(_:proposed:for:)``).
+    private static let writeLock = NSLock()
 
     /// Whether `invalidate(after:response:)` would remove anything (an unsafe method's success).
     func invalidates(after request: URLRequest, response: HTTPURLResponse) -> Bool {
@@ -171,8 +185,11 @@ package struct CachePolicy: @unchecked Sendable {
                 targets.append(target)
             }
         }
-        for target in targets where cache.cachedResponse(for: URLRequest(url: target))?.response.url == target {
-            cache.removeCachedResponse(for: URLRequest(url: target))
+        Self.writeLock.withLock {
+            for target in targets
+            where cache.cachedResponse(for: URLRequest(url: target))?.response.url?.absoluteString == target.absoluteString {
+                cache.removeCachedResponse(for: URLRequest(url: target))
+            }
         }
     }
 

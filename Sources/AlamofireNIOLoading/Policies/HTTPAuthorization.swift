@@ -85,7 +85,12 @@ package enum HTTPAuthorization {
             "username=\(quoted(user))", "realm=\(quoted(realm))", "nonce=\(quoted(nonce))", "uri=\(quoted(uri))",
             "algorithm=\(algorithm.headerName)", "response=\(quoted(response))",
         ]
-        if let qop { fields += ["qop=\(qop)", "nc=\(nonceCount)", "cnonce=\(quoted(clientNonce))"] }
+        if let qop {
+            fields += ["qop=\(qop)", "nc=\(nonceCount)", "cnonce=\(quoted(clientNonce))"]
+        } else if algorithm.isSession {
+            // A -sess answer signs the client nonce, so the server must have it even without qop.
+            fields.append("cnonce=\(quoted(clientNonce))")
+        }
         if let opaque = challenge.parameters["opaque"] { fields.append("opaque=\(quoted(opaque))") }
         return "Digest " + fields.joined(separator: ", ")
     }

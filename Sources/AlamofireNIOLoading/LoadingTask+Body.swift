@@ -1,0 +1,182 @@
+import AlamofireNIOTransport
+import Foundation
+import NIOCore
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a task's bytes move: progress, the final body handed over (collected, streamed or written
+/// to a file), and the loads that need no exchange (`file:`/`data:` URLs, URL protocols).
+extension LoadingTask {
+    func didSendBody(totalBytesSent: Int64, expected: Int64?) {
+        let delta = state.withLock { state in
+            defer {
+                state.bytesSent = totalBytesSent
+                state.bytesExpectedToSend = expected ?? 0
+            }
+            return totalBytesSent - state.bytesSent
+        }
+        delegate.loadingTask(self, didSendBodyData: delta, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: expected)
+    }
+
+    func didReceiveBody(totalBytes: Int64, expected: Int64?) {
+        let delta = state.withLock { state in
+            defer {
+                state.bytesReceived = totalBytes
+                if let expected { state.bytesExpectedToReceive = expected }
+            }
+            return totalBytes - state.bytesReceived
+        }
+        delegate.loadingTask(self, didReceiveBodyBytes: delta, totalBytesReceived: totalBytes, totalBytesExpected: expected)
+    }
+
+    /// The transaction of a streamed exchange whose body has been read.
+    func transaction(
+        of streamed: TransportResponse, request: URLRequest, response: URLResponse?
+    ) async throws
+        -> TransactionMetrics
+    {
+        let metrics = try await streamed.finished().metrics
+        return TransactionMetrics(metrics, request: request, response: response, clock: wallClock)
+    }
+
+    func receiveBody() {
+        switch destination {
+        case .memory:
+            receiveCollectedBody()
+        case .stream:
+            let (pending, generation) = state.withLock { state in
+                defer { state.streamedResponse = nil }
+                state.workGeneration += 1
+                return (state.streamedResponse, state.workGeneration)
+            }
+            guard let (streamed, request) = pending else { return receiveCollectedBody() }
+            let url = request.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            let work = Task {
+                do {
+                    // A copy for the cache, while it stays small enough to be offered.
+                    var copy: Data? = wantsCacheCopy() ? Data() : nil
+                    for try await chunk in streamed.body where chunk.readableBytes > 0 {
+                        let data = Data(chunk.readableBytesView)
+                        if let kept = copy?.count {
+                            if kept + data.count <= session.cachePolicy.largestStorableBody { copy!.append(data) } else { copy = nil }
+                        }
+                        delegate.loadingTask(self, didReceive: data)
+                    }
+                    let response = state.withLock { $0.response }
+                    let transaction = try await transaction(of: streamed, request: request, response: response)
+                    state.withLock { $0.transactions.append(transaction) }
+                    finishBody(offering: copy)
+                } catch {
+                    exchangeFailed(LoadingSession.urlError(error, url: url))
+                }
+            }
+            setCancelWork({ work.cancel() }, generation: generation)
+        case .file(let directory):
+            let (pending, response, generation) = state.withLock { state in
+                defer { state.streamedResponse = nil }
+                state.workGeneration += 1
+                return (state.streamedResponse, state.response, state.workGeneration)
+            }
+            let local = state.withLock { state in
+                defer { state.collectedBody = nil }
+                return state.collectedBody
+            }
+            // A declined redirect's body was read already: there is no file.
+            guard pending != nil || local != nil else { return perform(state.withLock { $0.machine.bodyReceived() }) }
+            let url = response?.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            let work = Task {
+                let file = DownloadFile.temporaryURL(in: directory)
+                do {
+                    if let (streamed, request) = pending {
+                        try await DownloadFile.write(streamed.body, to: file)
+                        let transaction = try await transaction(of: streamed, request: request, response: response)
+                        state.withLock { $0.transactions.append(transaction) }
+                    } else if let local {
+                        try await DownloadFile.write(local, to: file)
+                    }
+                    // A cancel that came while the file was written ends the task here, as URLSession
+                    // does not hand a cancelled download's file over.
+                    try Task.checkCancellation()
+                    // The delegate moves the file (a copy, across volumes) and runs user code: off the
+                    // concurrency pool, as URLSession calls it on its delegate queue.
+                    await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+                        DispatchQueue.global().async {
+                            self.delegate.loadingTask(self, didFinishDownloadingTo: file)
+                            finished.resume()
+                        }
+                    }
+                    perform(state.withLock { $0.machine.bodyReceived() })
+                } catch {
+                    try? FileManager.default.removeItem(at: file)
+                    exchangeFailed(LoadingSession.urlError(error, url: url))
+                }
+            }
+            setCancelWork({ work.cancel() }, generation: generation)
+        }
+    }
+
+    /// Hands over a body already in memory (collected, local, or a declined redirect's: none).
+    func receiveCollectedBody() {
+        let body = state.withLock { state in
+            defer { state.collectedBody = nil }
+            return state.collectedBody
+        }
+        let data = body.map { Data($0.readableBytesView) } ?? Data()
+        if !data.isEmpty { delegate.loadingTask(self, didReceive: data) }
+        finishBody(offering: data)
+    }
+
+    /// Reads a `file:` or `data:` URL: one transaction, no policy (no cookies, redirects or
+    /// challenges apply), a plain `URLResponse`.
+    func loadLocalResource(_ url: URL, for request: URLRequest, generation: Int) {
+        let work = Task {
+            do {
+                let loaded = try await LocalResource.load(url)
+                let started = state.withLock { $0.hopStarted }
+                let transaction = TransactionMetrics(
+                    request: request, response: loaded.response, fetchStart: started, end: Date(), fetchType: .unknown)
+                let length = Int64(loaded.body.readableBytes)
+                state.withLock { $0.bytesExpectedToReceive = length }
+                didReceiveBody(totalBytes: length, expected: length)
+                decide(loaded.response, Verdict()) { state in
+                    state.collectedBody = loaded.body
+                    state.transactions.append(transaction)
+                }
+            } catch {
+                exchangeFailed(LoadingSession.urlError(error, url: url))
+            }
+        }
+        setCancelWork({ work.cancel() }, generation: generation)
+    }
+
+    /// Loads through a `URLProtocol` of the configuration's: one transaction, no policy but
+    /// redirects (no cookies, challenges or cache), as URLSession leaves those to the protocol.
+    func loadThroughProtocol(_ protocolClass: URLProtocol.Type, request: URLRequest, body: RequestBody?, generation: Int) {
+        let load = URLProtocolLoad(
+            onData: { [weak self] total in self?.didReceiveBody(totalBytes: total, expected: nil) },
+            onEnd: { [weak self] outcome in
+                guard let self else { return }
+                let started = self.state.withLock { $0.hopStarted }
+                func transaction(_ response: URLResponse) -> TransactionMetrics {
+                    TransactionMetrics(request: request, response: response, fetchStart: started, end: Date(), fetchType: .unknown)
+                }
+                switch outcome {
+                case .loaded(let response, let data):
+                    self.decide(response, Verdict()) { state in
+                        state.collectedBody = ByteBuffer(bytes: data)
+                        state.transactions.append(transaction(response))
+                        state.isExemptFromCache = true
+                    }
+                case .redirected(let response, let next):
+                    self.decide(response, Verdict(verdict: .redirect, proposed: next)) { $0.transactions.append(transaction(response)) }
+                case .failed(let error):
+                    self.exchangeFailed(error)
+                }
+            })
+        setCancelWork({ load.stop(url: request.url) }, generation: generation)
+        load.start(protocolClass, request: request, body: body)
+    }
+}
