@@ -59,11 +59,14 @@ extension LoadingTask {
                     // A copy for the cache, while it stays small enough to be offered.
                     var copy: Data? = wantsCacheCopy() ? Data() : nil
                     for try await chunk in streamed.body where chunk.readableBytes > 0 {
+                        // Chunks already buffered are handed out after a cancel: none is delivered then.
+                        try Task.checkCancellation()
                         let data = Data(chunk.readableBytesView)
                         if let kept = copy?.count {
                             if kept + data.count <= session.cachePolicy.largestStorableBody { copy!.append(data) } else { copy = nil }
                         }
                         delegate.loadingTask(self, didReceive: data)
+                        await delegate.loadingTaskAwaitsBodyDemand(self)
                     }
                     let response = state.withLock { $0.response }
                     let transaction = try await transaction(of: streamed, request: request, response: response)

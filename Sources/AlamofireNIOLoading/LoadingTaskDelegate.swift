@@ -48,6 +48,11 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
     /// The final response's body, when kept in memory (nothing is reported for an empty body).
     func loadingTask(_ task: LoadingTask, didReceive data: Data)
 
+    /// A chunk of a streamed body was handed over with `didReceive data`: the task reads the next
+    /// one only once this returns, so a delegate whose consumer falls behind stops the socket's
+    /// reads (back-pressure). It must return when the calling `Task` is cancelled.
+    func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async
+
     /// The final response's body, when written to a file: the file at `location` is the delegate's
     /// to move or remove. Called on a Dispatch thread, never an event loop or the concurrency pool,
     /// so the delegate may block on file I/O.
@@ -95,6 +100,8 @@ extension LoadingTaskDelegate {
     ) { completionHandler(.allow) }
 
     package func loadingTask(_ task: LoadingTask, didReceive data: Data) {}
+
+    package func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async {}
 
     package func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL) {}
 

@@ -13,7 +13,33 @@ func residentKilobytes() -> Int {
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
 }
 
+/// Peak resident memory so far (VmHWM), in kB.
+func peakResidentKilobytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+}
+
 enum ProbeError: Error { case usage }
+
+/// `alamofire-probe stream URL`: streams URL through `streamRequest`, with a consumer that takes
+/// each chunk more slowly than loopback delivers it, and prints `bytes=<n> error=<none|…>
+/// rss_kb_peak=<VmHWM>`: back-pressure must keep the peak flat whatever the size.
+func stream(url: URL) async -> String {
+    var bytes = 0
+    var error = "none"
+    for await event in Session().streamRequest(url).streamTask().streamingData() {
+        switch event.event {
+        case .stream(.success(let chunk)):
+            bytes += chunk.count
+            // Slower than the network: 100 MB/s at most.
+            usleep(UInt32(chunk.count / 100))
+        case .complete(let completion):
+            if completion.error != nil { error = "failed" }
+        }
+    }
+    return "bytes=\(bytes) error=\(error) rss_kb_peak=\(peakResidentKilobytes())"
+}
 
 func soak(url: URL, count: Int) async -> String {
     let session = Session()
@@ -30,11 +56,15 @@ func soak(url: URL, count: Int) async -> String {
 
 do {
     let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.count == 2, arguments[0] == "stream", let url = URL(string: arguments[1]) {
+        print(await stream(url: url))
+        exit(0)
+    }
     guard arguments.count == 3, arguments[0] == "soak", let url = URL(string: arguments[1]), let count = Int(arguments[2]), count > 0 else {
         throw ProbeError.usage
     }
     print(await soak(url: url, count: count))
 } catch {
-    FileHandle.standardError.write(Data("usage: alamofire-probe soak URL COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: alamofire-probe soak URL COUNT | alamofire-probe stream URL\n".utf8))
     exit(2)
 }

@@ -8,14 +8,18 @@ public struct StreamOf<Element>: AsyncSequence {
 
     private let bufferingPolicy: BufferingPolicy
     private let onTermination: (@Sendable () -> Void)?
+    private let onElement: (@Sendable () -> Void)?
     private let builder: @Sendable (Continuation) -> Void
 
+    /// - Parameter onElement: called each time the iterator hands out an element (a stream request
+    ///   counts what its consumer has taken, for back-pressure).
     init(
         bufferingPolicy: BufferingPolicy = .unbounded, onTermination: (@Sendable () -> Void)? = nil,
-        builder: @escaping @Sendable (Continuation) -> Void
+        onElement: (@Sendable () -> Void)? = nil, builder: @escaping @Sendable (Continuation) -> Void
     ) {
         self.bufferingPolicy = bufferingPolicy
         self.onTermination = onTermination
+        self.onElement = onElement
         self.builder = builder
     }
 
@@ -23,19 +27,23 @@ public struct StreamOf<Element>: AsyncSequence {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
         if let onTermination { continuation.onTermination = { _ in onTermination() } }
         builder(continuation)
-        return Iterator(iterator: stream.makeAsyncIterator())
+        return Iterator(iterator: stream.makeAsyncIterator(), onElement: onElement)
     }
 
     /// The iterator of a ``StreamOf``.
     public struct Iterator: AsyncIteratorProtocol {
         private var iterator: AsyncStream<Element>.AsyncIterator
+        private let onElement: (@Sendable () -> Void)?
 
-        init(iterator: AsyncStream<Element>.AsyncIterator) {
+        init(iterator: AsyncStream<Element>.AsyncIterator, onElement: (@Sendable () -> Void)?) {
             self.iterator = iterator
+            self.onElement = onElement
         }
 
         public mutating func next() async -> Element? {
-            await iterator.next()
+            let element = await iterator.next()
+            if element != nil { onElement?() }
+            return element
         }
     }
 }

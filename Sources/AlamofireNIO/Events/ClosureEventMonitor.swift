@@ -79,6 +79,8 @@ open class ClosureEventMonitor: EventMonitor, @unchecked Sendable {
         ((DataRequest, URLRequest?, HTTPURLResponse, Data?, Request.ValidationResult) -> Void)?
     /// Closure called on the `request(_:didParseResponse:)` event.
     open var requestDidParseResponse: ((DataRequest, DataResponse<Data?, AFError>) -> Void)?
+    /// Closure called on the `request(_:didValidateRequest:response:withResult:)` event.
+    open var requestDidValidateRequestResponseWithResult: ((DataStreamRequest, URLRequest?, HTTPURLResponse, Request.ValidationResult) -> Void)?
     /// Closure called on the `request(_:didCreateUploadable:)` event.
     open var requestDidCreateUploadable: ((UploadRequest, UploadRequest.Uploadable) -> Void)?
     /// Closure called on the `request(_:didFailToCreateUploadableWithError:)` event.
@@ -247,6 +249,13 @@ open class ClosureEventMonitor: EventMonitor, @unchecked Sendable {
 
     open func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {
         requestDidParseResponse?(request, response)
+    }
+
+    open func request(
+        _ request: DataStreamRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse,
+        withResult result: Request.ValidationResult
+    ) {
+        requestDidValidateRequestResponseWithResult?(request, urlRequest, response, result)
     }
 
     open func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) {

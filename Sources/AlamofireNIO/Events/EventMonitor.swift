@@ -104,6 +104,15 @@ public protocol EventMonitor: Sendable {
     /// Event called when a `DataRequest` calls a `ResponseSerializer` and creates a generic `DataResponse<Value, AFError>`.
     func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>)
 
+    // MARK: DataStreamRequest events
+
+    /// Event called when a `DataStreamRequest` calls a `Validation` closure.
+    func request(
+        _ request: DataStreamRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse,
+        withResult result: Request.ValidationResult)
+    /// Event called when a `DataStreamSerializer` produces a value from streamed `Data`.
+    func request<Value: Sendable>(_ request: DataStreamRequest, didParseStream result: Result<Value, AFError>)
+
     // MARK: UploadRequest events
 
     /// Event called when an `UploadRequest` creates its `Uploadable` value, indicating the type of upload it represents.
@@ -182,6 +191,11 @@ extension EventMonitor {
     ) {}
     public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {}
     public func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {}
+    public func request(
+        _ request: DataStreamRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse,
+        withResult result: Request.ValidationResult
+    ) {}
+    public func request<Value: Sendable>(_ request: DataStreamRequest, didParseStream result: Result<Value, AFError>) {}
     public func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) {}
     public func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError) {}
     public func request(_ request: UploadRequest, didProvideInputStream stream: InputStream) {}

@@ -8,9 +8,6 @@ public import FoundationNetworking
 
 /// A request whose response body is kept in memory as `Data`.
 public class DataRequest: Request, @unchecked Sendable {
-    /// What an `onHTTPResponse` handler is given: the response, and the completion it must call with its decision.
-    typealias HTTPResponseHandler = @Sendable (HTTPURLResponse, @escaping @Sendable (ResponseDisposition) -> Void) -> Void
-
     /// `URLRequestConvertible` value used to create `URLRequest`s for this instance.
     public let convertible: any URLRequestConvertible
 
@@ -32,23 +29,6 @@ public class DataRequest: Request, @unchecked Sendable {
     /// before the body arrives and `.cancel` stops it; otherwise it is collected, which is faster.
     override func loadingDestination() -> LoadingTask.Destination {
         mutableState.withLock { $0.httpResponseHandler } == nil ? .memory : .stream
-    }
-
-    override func didReceiveResponse(_ response: URLResponse, completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void) {
-        guard let response = response as? HTTPURLResponse else { return completionHandler(.allow) }
-        guard
-            let handler = mutableState.withLock({ state in
-                state.response = response
-                return state.httpResponseHandler
-            })
-        else { return completionHandler(.allow) }
-        handler.queue.async {
-            handler.handler(response) { disposition in
-                guard disposition == .cancel else { return completionHandler(.allow) }
-                self.mutableState.withLock { $0.machine.responseDispositionCancelled() }
-                completionHandler(.cancel)
-            }
-        }
     }
 
     /// `Data` read from the server so far.

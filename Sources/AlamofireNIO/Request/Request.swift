@@ -67,6 +67,9 @@ public class Request: @unchecked Sendable {
     /// Used to represent whether a validation succeeded or failed.
     public typealias ValidationResult = Result<Void, any Error>
 
+    /// What an `onHTTPResponse` handler is given: the response, and the completion it must call with its decision.
+    typealias HTTPResponseHandler = @Sendable (HTTPURLResponse, @escaping @Sendable (ResponseDisposition) -> Void) -> Void
+
     /// Closure type executed when monitoring the upload or download progress of a request.
     public typealias ProgressHandler = @Sendable (_ progress: Progress) -> Void
 
@@ -92,8 +95,8 @@ public class Request: @unchecked Sendable {
         var cURLHandler: (queue: DispatchQueue, handler: @Sendable (String) -> Void)?
         var urlRequestHandler: (queue: DispatchQueue, handler: @Sendable (URLRequest) -> Void)?
         var urlSessionTaskHandler: (queue: DispatchQueue, handler: @Sendable (URLSessionTask) -> Void)?
-        /// A data request's `onHTTPResponse` handler.
-        var httpResponseHandler: (queue: DispatchQueue, handler: DataRequest.HTTPResponseHandler)?
+        /// A data or stream request's `onHTTPResponse` handler.
+        var httpResponseHandler: (queue: DispatchQueue, handler: HTTPResponseHandler)?
         /// Called once serialization has ended (the async streams finish there).
         var finishHandlers: [@Sendable () -> Void] = []
         /// Work decided under the lock and waiting to be performed outside it, in order (see
@@ -157,11 +160,23 @@ public class Request: @unchecked Sendable {
     /// The `URLSessionTask` that stands for `task` (a data task unless the kind says otherwise).
     func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingDataTask(task) }
 
-    /// The final response's head arrived: record it, and say whether the body may come (a data
-    /// request's `onHTTPResponse` handler decides).
+    /// The final response's head arrived: record it, and say whether the body may come (a data or
+    /// stream request's `onHTTPResponse` handler decides, on its queue).
     func didReceiveResponse(_ response: URLResponse, completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void) {
-        if let response = response as? HTTPURLResponse { mutableState.withLock { $0.response = response } }
-        completionHandler(.allow)
+        guard let response = response as? HTTPURLResponse else { return completionHandler(.allow) }
+        guard
+            let handler = mutableState.withLock({ state in
+                state.response = response
+                return state.httpResponseHandler
+            })
+        else { return completionHandler(.allow) }
+        handler.queue.async {
+            handler.handler(response) { disposition in
+                guard disposition == .cancel else { return completionHandler(.allow) }
+                self.mutableState.withLock { $0.machine.responseDispositionCancelled() }
+                completionHandler(.cancel)
+            }
+        }
     }
 
     /// Body bytes arrived (all of a collected body at once, or one chunk of a streamed one).

@@ -30,6 +30,31 @@ extension DataRequest {
     }
 }
 
+extension DataStreamRequest {
+    /// Fails the request unless its status code is in `acceptableStatusCodes`.
+    @discardableResult
+    public func validate<S: Sequence & Sendable>(statusCode acceptableStatusCodes: S) -> Self where S.Element == Int {
+        validate { _, response in ResponseValidation.statusCode(response, acceptable: acceptableStatusCodes) }
+    }
+
+    /// Fails the request unless its `Content-Type` matches one of `acceptableContentTypes` (`*/*`,
+    /// `text/*` wildcards allowed). A stream has no collected body, so the type is always checked.
+    @discardableResult
+    public func validate<S: Sequence & Sendable>(contentType acceptableContentTypes: @escaping @autoclosure @Sendable () -> S) -> Self
+    where S.Element == String {
+        validate { _, response in
+            ResponseValidation.contentType(response, bodyIsEmpty: false, acceptable: Array(acceptableContentTypes()))
+        }
+    }
+
+    /// Requires a 2xx status and a `Content-Type` the request's `Accept` header allows.
+    @discardableResult
+    public func validate() -> Self {
+        let acceptableContentTypes: @Sendable () -> [String] = { [unowned self] in self.acceptableContentTypes }
+        return validate(statusCode: 200..<300).validate(contentType: acceptableContentTypes())
+    }
+}
+
 extension Request {
     /// What the request's `Accept` header allows (`*/*` without one), for `validate()`.
     var acceptableContentTypes: [String] {

@@ -124,6 +124,10 @@ extension SessionDelegate: LoadingTaskDelegate {
         request.didReceiveData(data)
     }
 
+    package func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async {
+        await (request(for: task) as? DataStreamRequest)?.awaitDemand()
+    }
+
     package func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL) {
         guard let request = request(for: task) as? DownloadRequest else { return }
         tell(request, about: task) { monitor, session, sessionTask in

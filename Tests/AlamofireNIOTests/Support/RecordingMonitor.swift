@@ -100,6 +100,13 @@ final class RecordingMonitor: EventMonitor {
     func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {
         record("didParseResponse<\(Value.self)>")
     }
+    func request(
+        _ request: DataStreamRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse,
+        withResult result: Request.ValidationResult
+    ) { record("didValidateStream") }
+    func request<Value: Sendable>(_ request: DataStreamRequest, didParseStream result: Result<Value, AFError>) {
+        record("didParseStream<\(Value.self)>", coalescing: true)
+    }
     func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) { record("didCreateUploadable") }
     func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError) { record("didFailToCreateUploadable") }
     func request(_ request: UploadRequest, didProvideInputStream stream: InputStream) { record("didProvideInputStream") }

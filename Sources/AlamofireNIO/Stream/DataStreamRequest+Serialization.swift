@@ -1,0 +1,249 @@
+public import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// MARK: Stream handlers
+
+extension DataStreamRequest {
+    /// Adds a `StreamHandler` which performs no parsing on incoming `Data`.
+    ///
+    /// - Parameters:
+    ///   - queue:  `DispatchQueue` on which to perform `StreamHandler` closure.
+    ///   - stream: `StreamHandler` closure called as `Data` is received. May be called multiple times.
+    /// - Returns:  The `DataStreamRequest`.
+    @discardableResult
+    public func responseStream(on queue: DispatchQueue = .main, stream: @escaping Handler<Data, Never>) -> Self {
+        appendStream(
+            on: queue, serializing: { .success($0) }, onSerializationQueue: false, deliver: callingHandler(stream),
+            complete: completingHandler(stream))
+        return self
+    }
+
+    /// Adds a `StreamHandler` which uses the provided `DataStreamSerializer` to process incoming `Data`.
+    ///
+    /// - Parameters:
+    ///   - serializer: `DataStreamSerializer` used to process incoming `Data`. Its work is done on the `serializationQueue`.
+    ///   - queue:      `DispatchQueue` on which to perform `StreamHandler` closure.
+    ///   - stream:     `StreamHandler` closure called as `Data` is received. May be called multiple times.
+    /// - Returns:      The `DataStreamRequest`.
+    @discardableResult
+    public func responseStream<Serializer: DataStreamSerializer>(
+        using serializer: Serializer, on queue: DispatchQueue = .main, stream: @escaping Handler<Serializer.SerializedObject, AFError>
+    ) -> Self where Serializer.SerializedObject: Sendable {
+        appendStream(
+            on: queue, serializing: Self.serializing(with: serializer), deliver: callingHandler(stream),
+            complete: completingHandler(stream))
+        return self
+    }
+
+    /// Adds a `StreamHandler` which parses incoming `Data` as a UTF8 `String`.
+    ///
+    /// - Parameters:
+    ///   - queue:      `DispatchQueue` on which to perform `StreamHandler` closure.
+    ///   - stream:     `StreamHandler` closure called as `Data` is received. May be called multiple times.
+    /// - Returns:  The `DataStreamRequest`.
+    @discardableResult
+    public func responseStreamString(on queue: DispatchQueue = .main, stream: @escaping Handler<String, Never>) -> Self {
+        appendStream(
+            on: queue, serializing: { .success(String(decoding: $0, as: UTF8.self)) }, deliver: callingHandler(stream),
+            complete: completingHandler(stream))
+        return self
+    }
+
+    /// Adds a `StreamHandler` which parses incoming `Data` using the provided `DataDecoder`.
+    ///
+    /// - Parameters:
+    ///   - type:         `Decodable` type to parse incoming `Data` into.
+    ///   - queue:        `DispatchQueue` on which to perform `StreamHandler` closure.
+    ///   - decoder:      `DataDecoder` used to decode the incoming `Data`.
+    ///   - preprocessor: `DataPreprocessor` used to process the incoming `Data` before it's passed to the `decoder`.
+    ///   - stream:       `StreamHandler` closure called as `Data` is received. May be called multiple times.
+    /// - Returns: The `DataStreamRequest`.
+    @discardableResult
+    public func responseStreamDecodable<T: Decodable & Sendable>(
+        of type: T.Type = T.self, on queue: DispatchQueue = .main, using decoder: any DataDecoder = JSONDecoder(),
+        preprocessor: any DataPreprocessor = PassthroughPreprocessor(), stream: @escaping Handler<T, AFError>
+    ) -> Self {
+        responseStream(using: DecodableStreamSerializer<T>(decoder: decoder, dataPreprocessor: preprocessor), on: queue, stream: stream)
+    }
+
+    // MARK: The stream core
+
+    /// A serializer's work on one chunk, its errors made ``AFError``s as Alamofire makes them.
+    static func serializing<Serializer: DataStreamSerializer>(
+        with serializer: Serializer
+    ) -> @Sendable (Data) -> Result<Serializer.SerializedObject, AFError> {
+        { data in
+            Result { try serializer.serialize(data) }
+                .mapError { $0.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: $0))) }
+        }
+    }
+
+    /// Delivers an event to a user's handler; an error it throws fails the request and cancels it.
+    func callingHandler<Success, Failure>(
+        _ handler: @escaping Handler<Success, Failure>
+    ) -> @Sendable (Stream<Success, Failure>, _ handled: @escaping @Sendable () -> Void) -> Void {
+        { [unowned self] stream, handled in
+            do {
+                try handler(stream)
+            } catch {
+                recordFailure(error.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: error))))
+                cancel()
+            }
+            handled()
+        }
+    }
+
+    /// Delivers the completion to a user's handler, whose errors cannot be handled any more.
+    func completingHandler<Success, Failure>(_ handler: @escaping Handler<Success, Failure>) -> @Sendable (Stream<Success, Failure>) -> Void {
+        { stream in try? handler(stream) }
+    }
+
+    /// Adds a consumer of the stream: each chunk is serialized (on the serialization queue, where
+    /// the monitors hear of each result and a failure cancels the request when
+    /// ``automaticallyCancelOnStreamError``; `Data` is passed as it is, with no hop), then
+    /// delivered on `queue` with the function to call once the consumer is done with it. Once the
+    /// request has finished and every chunk has been handled, `complete` gets the completion on `queue`.
+    func appendStream<Success: Sendable, Failure: Error>(
+        on queue: DispatchQueue, serializing serialize: @escaping @Sendable (Data) -> Result<Success, Failure>,
+        onSerializationQueue: Bool = true,
+        deliver: @escaping @Sendable (Stream<Success, Failure>, _ handled: @escaping @Sendable () -> Void) -> Void,
+        complete: @escaping @Sendable (Stream<Success, Failure>) -> Void
+    ) {
+        let parser: @Sendable (Data) -> Void = { [unowned self] data in
+            let request = self
+            let handled: @Sendable () -> Void = { request.consumerHandled(bytes: data.count, executing: true) }
+            guard onSerializationQueue else {
+                return queue.async { deliver(Stream(event: .stream(serialize(data)), token: CancellationToken(request)), handled) }
+            }
+            request.serializationQueue.async {
+                let result = serialize(data)
+                request.underlyingQueue.async {
+                    if let monitor = request.monitor() {
+                        let reported = result.mapError {
+                            $0.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: $0)))
+                        }
+                        monitor.request(request, didParseStream: reported)
+                    }
+                    if case .failure = result, request.automaticallyCancelOnStreamError { request.cancel() }
+                    queue.async { deliver(Stream(event: .stream(result), token: CancellationToken(request)), handled) }
+                }
+            }
+        }
+        streamState.withLock { $0.streams.append(parser) }
+        appendStreamCompletion(on: queue, complete: complete)
+    }
+
+    /// Adds the serializer that, once the request has finished, delivers the completion on `queue`
+    /// after every chunk already handed to the stream handlers has been handled.
+    private func appendStreamCompletion<Success, Failure>(
+        on queue: DispatchQueue, complete: @escaping @Sendable (Stream<Success, Failure>) -> Void
+    ) {
+        appendResponseSerializer {
+            self.responseSerializerDidComplete {
+                let enqueue: @Sendable () -> Void = {
+                    queue.async {
+                        let outcome = self.outcome
+                        let completion = Completion(
+                            request: outcome.request, response: outcome.response, metrics: outcome.metrics, error: outcome.error)
+                        complete(Stream(event: .complete(completion), token: CancellationToken(self)))
+                    }
+                }
+                let now = self.streamState.withLock { state in
+                    if state.numberOfExecutingStreams == 0 { return true }
+                    state.enqueuedCompletionEvents.append(enqueue)
+                    return false
+                }
+                if now { enqueue() }
+            }
+        }
+    }
+}
+
+// MARK: - Serialization
+
+/// A type which can serialize incoming `Data`.
+public protocol DataStreamSerializer: Sendable {
+    /// Type produced from the serialized `Data`.
+    associatedtype SerializedObject
+
+    /// Serializes incoming `Data` into a `SerializedObject` value.
+    ///
+    /// - Parameter data: `Data` to be serialized.
+    /// - Throws: Any error produced during serialization.
+    func serialize(_ data: Data) throws -> SerializedObject
+}
+
+/// `DataStreamSerializer` which uses the provided `DataPreprocessor` and `DataDecoder` to serialize the incoming `Data`.
+public struct DecodableStreamSerializer<T: Decodable>: DataStreamSerializer {
+    /// `DataDecoder` used to decode incoming `Data`.
+    public let decoder: any DataDecoder
+    /// `DataPreprocessor` incoming `Data` is passed through before being passed to the `DataDecoder`.
+    public let dataPreprocessor: any DataPreprocessor
+
+    /// Creates an instance with the provided `DataDecoder` and `DataPreprocessor`.
+    ///
+    /// - Parameters:
+    ///   - decoder:          `DataDecoder` used to decode incoming `Data`. `JSONDecoder()` by default.
+    ///   - dataPreprocessor: `DataPreprocessor` used to process incoming `Data` before it's passed through the
+    ///                       `decoder`. `PassthroughPreprocessor()` by default.
+    public init(decoder: any DataDecoder = JSONDecoder(), dataPreprocessor: any DataPreprocessor = PassthroughPreprocessor()) {
+        self.decoder = decoder
+        self.dataPreprocessor = dataPreprocessor
+    }
+
+    public func serialize(_ data: Data) throws -> T {
+        let processedData = try dataPreprocessor.preprocess(data)
+        do {
+            return try decoder.decode(T.self, from: processedData)
+        } catch {
+            throw AFError.responseSerializationFailed(reason: .decodingFailed(error: error))
+        }
+    }
+}
+
+/// `DataStreamSerializer` which performs no serialization on incoming `Data`.
+public struct PassthroughStreamSerializer: DataStreamSerializer {
+    /// Creates an instance.
+    public init() {}
+
+    public func serialize(_ data: Data) throws -> Data { data }
+}
+
+/// `DataStreamSerializer` which serializes incoming stream `Data` into `UTF8`-decoded `String` values.
+public struct StringStreamSerializer: DataStreamSerializer {
+    /// Creates an instance.
+    public init() {}
+
+    public func serialize(_ data: Data) throws -> String {
+        String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension DataStreamSerializer {
+    /// Creates a `DecodableStreamSerializer` instance with the provided `DataDecoder` and `DataPreprocessor`.
+    ///
+    /// - Parameters:
+    ///   - type:             `Decodable` type to decode from stream data.
+    ///   - decoder:          `DataDecoder` used to decode incoming `Data`. `JSONDecoder()` by default.
+    ///   - dataPreprocessor: `DataPreprocessor` used to process incoming `Data` before it's passed through the
+    ///                       `decoder`. `PassthroughPreprocessor()` by default.
+    public static func decodable<T: Decodable>(
+        of type: T.Type, decoder: any DataDecoder = JSONDecoder(), dataPreprocessor: any DataPreprocessor = PassthroughPreprocessor()
+    ) -> Self where Self == DecodableStreamSerializer<T> {
+        DecodableStreamSerializer<T>(decoder: decoder, dataPreprocessor: dataPreprocessor)
+    }
+}
+
+extension DataStreamSerializer where Self == PassthroughStreamSerializer {
+    /// Provides a `PassthroughStreamSerializer` instance.
+    public static var passthrough: PassthroughStreamSerializer { PassthroughStreamSerializer() }
+}
+
+extension DataStreamSerializer where Self == StringStreamSerializer {
+    /// Provides a `StringStreamSerializer` instance.
+    public static var string: StringStreamSerializer { StringStreamSerializer() }
+}

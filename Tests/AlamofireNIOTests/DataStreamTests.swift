@@ -1,0 +1,304 @@
+import Foundation
+import HTTPBinServer
+import Synchronization
+import Testing
+
+@testable import AlamofireNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `DataStreamRequest` as Alamofire documents it: every handler and serializer, the four ways to
+/// cancel, validation, the async streams, `asInputStream`, and back-pressure.
+@Suite struct DataStreamTests {
+    static let queue = DispatchQueue(label: "tests.streams")
+
+    struct Line: Decodable, Sendable, Equatable {
+        let id: Int
+        let url: String
+    }
+
+    struct Thrown: Error {}
+
+    /// Adds a handler with `add` and returns every event it got, once the completion came.
+    static func events<Success: Sendable, Failure: Error>(
+        seconds: Int = 30, _ add: @escaping @Sendable (@escaping DataStreamRequest.Handler<Success, Failure>) -> Void
+    ) async throws -> [DataStreamRequest.Stream<Success, Failure>] {
+        try await withTimeout(seconds: seconds) {
+            await withCheckedContinuation { continuation in
+                let collected = Collected<DataStreamRequest.Stream<Success, Failure>>()
+                add { stream in
+                    collected.append(stream)
+                    if stream.completion != nil { continuation.resume(returning: collected.values) }
+                }
+            }
+        }
+    }
+
+    /// Returns once `request` has finished, serializers included.
+    static func finished(_ request: Request) async throws {
+        try await withTimeout { await withCheckedContinuation { continuation in request.onFinish { continuation.resume() } } }
+    }
+
+    @Test func dataArrivesInOrderThenOneCompletion() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/stream-bytes/300000?seed=7&chunk_size=10000")
+            let expected = try await Session().request(url).serializingData().value
+            let events = try await Self.events { handler in Session().streamRequest(url).responseStream(on: Self.queue, stream: handler) }
+            #expect(events.dropLast().allSatisfy { $0.completion == nil && $0.value != nil })
+            #expect(Data(events.compactMap(\.value).joined()) == expected)
+            let completion = try #require(events.last?.completion)
+            #expect(completion.response?.statusCode == 200)
+            #expect(completion.error == nil)
+            #expect(completion.request?.url == url)
+            #expect(completion.metrics?.transactionMetrics.count == 1)
+        }
+    }
+
+    @Test func stringsAndDecodables() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let strings = try await Self.events { handler in
+                Session().streamRequest(server.url("/stream/3")).responseStreamString(on: Self.queue, stream: handler)
+            }
+            let lines = strings.compactMap(\.value).joined().split(separator: "\n")
+            #expect(try lines.map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)).id } == [0, 1, 2])
+            let decoded = try await Self.events { handler in
+                Session().streamRequest(server.url("/stream/1")).responseStreamDecodable(of: Line.self, on: Self.queue, stream: handler)
+            }
+            #expect(decoded.compactMap(\.value) == [Line(id: 0, url: server.url("/stream/1").absoluteString)])
+            #expect(decoded.last?.completion?.error == nil)
+        }
+    }
+
+    @Test func aSerializerFailureIsAnEventUnlessItCancels() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/bytes/64?seed=1")
+            let kept = try await Self.events { handler in
+                Session().streamRequest(url).responseStreamDecodable(of: Line.self, on: Self.queue, stream: handler)
+            }
+            let failure = try #require(kept.first?.error)
+            guard case .responseSerializationFailed(.decodingFailed) = failure else { throw failure }
+            #expect(kept.last?.completion?.error == nil)
+            let cancelled = try await Self.events { handler in
+                Session().streamRequest(url, automaticallyCancelOnStreamError: true)
+                    .responseStreamDecodable(of: Line.self, on: Self.queue, stream: handler)
+            }
+            #expect(cancelled.first?.error?.isResponseSerializationError == true)
+            #expect(cancelled.last?.completion?.error?.isExplicitlyCancelledError == true)
+        }
+    }
+
+    @Test func aThrowingHandlerFailsAndCancelsTheRequest() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let events = try await Self.events { (handler: @escaping DataStreamRequest.Handler<Data, Never>) in
+                Session().streamRequest(server.url("/drip?duration=20&numbytes=20")).responseStream(on: Self.queue) { stream in
+                    try handler(stream)
+                    if stream.value != nil { throw Thrown() }
+                }
+            }
+            #expect(events.filter { $0.value != nil }.count == 1)
+            let error = try #require(events.last?.completion?.error)
+            guard case .responseSerializationFailed(.customSerializationFailed(let thrown)) = error else { throw error }
+            #expect(thrown is Thrown)
+        }
+    }
+
+    @Test func cancellingFromTheHandlerAndFromOutside() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/drip?duration=20&numbytes=20")
+            let fromHandler = try await Self.events(seconds: 10) { (handler: @escaping DataStreamRequest.Handler<Data, Never>) in
+                Session().streamRequest(url).responseStream(on: Self.queue) { stream in
+                    try handler(stream)
+                    if stream.value != nil { stream.cancel() }
+                }
+            }
+            #expect(fromHandler.last?.completion?.error?.isExplicitlyCancelledError == true)
+            let request = Mutex<DataStreamRequest?>(nil)
+            let fromOutside = try await Self.events(seconds: 10) { (handler: @escaping DataStreamRequest.Handler<Data, Never>) in
+                let made = Session().streamRequest(url).responseStream(on: Self.queue) { stream in
+                    try handler(stream)
+                    if stream.value != nil { DispatchQueue.global().async { request.withLock { $0 }?.cancel() } }
+                }
+                request.withLock { $0 = made }
+            }
+            #expect(fromOutside.last?.completion?.error?.isExplicitlyCancelledError == true)
+            #expect(request.withLock { $0 }?.isCancelled == true)
+        }
+    }
+
+    @Test func validationRunsOnceTheStreamHasEnded() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Session(eventMonitors: [monitor])
+            let failed = try await Self.events { handler in
+                session.streamRequest(server.url("/status/404")).validate().responseStream(on: Self.queue, stream: handler)
+            }
+            let error = try #require(failed.last?.completion?.error)
+            guard case .responseValidationFailed(.unacceptableStatusCode(404)) = error else { throw error }
+            let passed = try await Self.events { handler in
+                session.streamRequest(server.url("/stream-bytes/1000")).validate(statusCode: [200])
+                    .validate(contentType: ["application/octet-stream"]).responseStream(on: Self.queue, stream: handler)
+            }
+            #expect(passed.last?.completion?.error == nil)
+            // The 404's status check fails, so its content-type check is skipped, as in Alamofire.
+            #expect(await monitor.events.filter { $0 == "didValidateStream" }.count == 3)
+        }
+    }
+
+    /// Alamofire's order for a validated stream: URLSession's events as the body arrives, then the
+    /// validators once the task has completed.
+    @Test func theEventsOfAValidatedStream() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            let session = Session(eventMonitors: [monitor])
+            _ = try await Self.events { handler in
+                session.streamRequest(server.url("/stream-bytes/1000")).validate().responseStream(on: Self.queue, stream: handler)
+            }
+            #expect(
+                await monitor.events
+                    == EventSequenceTests.setUp + EventSequenceTests.loaded()
+                    + ["didValidateStream", "didValidateStream", "didCompleteTask ok", "requestDidFinish"])
+        }
+    }
+
+    @Test func asyncStreamsOfDataStringsAndDecodables() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/stream-bytes/100000?seed=5")
+            let expected = try await Session().request(url).serializingData().value
+            let data = try await withTimeout {
+                var data = Data()
+                var completions = 0
+                for await stream in Session().streamRequest(url).streamTask().streamingData() {
+                    if let chunk = stream.value { data.append(chunk) }
+                    if stream.completion != nil { completions += 1 }
+                }
+                return (data, completions)
+            }
+            #expect(data.0 == expected && data.1 == 1)
+            let lines = try await withTimeout {
+                var values: [Line] = []
+                for await stream in Session().streamRequest(server.url("/stream/1")).streamTask().streamingDecodables(Line.self) {
+                    if let value = stream.value { values.append(value) }
+                }
+                return values
+            }
+            #expect(lines.map(\.id) == [0])
+            let text = try await withTimeout {
+                var text = ""
+                for await stream in Session().streamRequest(server.url("/stream/2")).streamTask().streamingStrings() {
+                    text += stream.value ?? ""
+                }
+                return text
+            }
+            #expect(text.split(separator: "\n").count == 2)
+        }
+    }
+
+    @Test func leavingAnAsyncStreamOrCancellingItsTaskCancelsTheRequest() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/drip?duration=20&numbytes=20")
+            let left = Session().streamRequest(url)
+            try await withTimeout(seconds: 10) {
+                for await stream in left.streamTask().streamingData() where stream.value != nil { break }
+            }
+            try await Self.finished(left)
+            #expect(left.isCancelled && left.error?.isExplicitlyCancelledError == true)
+
+            let fromTask = Session().streamRequest(url)
+            let started = AsyncStream<Void>.makeStream()
+            let task = Task {
+                for await stream in fromTask.streamTask().streamingData() where stream.value != nil { started.continuation.yield() }
+            }
+            for await _ in started.stream { break }
+            task.cancel()
+            try await Self.finished(fromTask)
+            #expect(fromTask.isCancelled)
+
+            // Without automatic cancellation the request goes on.
+            let kept = Session().streamRequest(server.url("/stream-bytes/5000"))
+            try await withTimeout {
+                for await stream in kept.streamTask().streamingData(automaticallyCancelling: false) where stream.value != nil { break }
+            }
+            try await Self.finished(kept)
+            #expect(!kept.isCancelled && kept.error == nil)
+        }
+    }
+
+    @Test func anInputStreamReadsTheWholeBody() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/stream-bytes/200000?seed=3&chunk_size=7000")
+            let expected = try await Session().request(url).serializingData().value
+            let stream = try #require(Session().streamRequest(url).asInputStream(bufferSize: 4096))
+            let shared = UncheckedSendable(stream)
+            let read = try await withTimeout {
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async {
+                        let stream = shared.value
+                        stream.open()
+                        var data = Data()
+                        var buffer = [UInt8](repeating: 0, count: 3000)
+                        while true {
+                            let count = stream.read(&buffer, maxLength: buffer.count)
+                            if count <= 0 { break }
+                            data.append(buffer, count: count)
+                        }
+                        stream.close()
+                        continuation.resume(returning: UncheckedSendable(data))
+                    }
+                }
+            }
+            #expect(read.value == expected)
+            #expect(stream.streamStatus == .closed)
+        }
+    }
+
+    @Test func anInputStreamOfAFailedRequestEndsWithItsError() async throws {
+        let stream = try #require(Session().streamRequest("http://127.0.0.1:1/nothing").asInputStream())
+        let shared = UncheckedSendable(stream)
+        let count = try await withTimeout {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    let stream = shared.value
+                    stream.open()
+                    var buffer = [UInt8](repeating: 0, count: 16)
+                    continuation.resume(returning: stream.read(&buffer, maxLength: 16))
+                }
+            }
+        }
+        #expect(count == -1)
+        #expect(stream.streamStatus == .error)
+        #expect((stream.streamError as? AFError)?.isSessionTaskError == true)
+    }
+
+    /// A handler that falls behind stops the reads: the loading task waits with at most about
+    /// `maximumBufferedBytes` handed over, far from the whole body, then goes on once it catches up.
+    @Test func aSlowHandlerHoldsTheSocketBack() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let total = 32 << 20
+            let gate = DispatchSemaphore(value: 0)
+            let received = Mutex(0)
+            let request = Session().streamRequest(server.url("/stream-bytes/\(total)?chunk_size=65536"))
+            let completion = Task {
+                try await Self.events { handler in
+                    request.responseStream(on: Self.queue) { stream in
+                        if let chunk = stream.value {
+                            if received.withLock({ $0 }) == 0 { gate.wait() }
+                            received.withLock { $0 += chunk.count }
+                        }
+                        try handler(stream)
+                    }
+                }
+            }
+            try await withTimeout {
+                while !request.isAwaitingDemand { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            let loaded = request.downloadProgress.completedUnitCount
+            #expect(loaded < 8 << 20, "\(loaded) bytes read while the handler was stuck")
+            gate.signal()
+            let events = try await completion.value
+            #expect(events.last?.completion?.error == nil)
+            #expect(received.withLock { $0 } == total)
+        }
+    }
+}
