@@ -44,7 +44,7 @@ enum Echo {
 
     /// The summary plus what the body holds: `data`, `files`, `form` and `json`.
     static func requestDescription(_ ex: Exchange) async throws -> [String: Any] {
-        let body = Array(buffer: try await ex.collectBody())
+        let body = try await decodedBody(ex)
         var description = requestSummary(ex)
         var data = ""
         var form: [(name: String, value: String)] = []
@@ -77,6 +77,21 @@ enum Echo {
         description["files"] = Exchange.group(files)
         description["json"] = (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) ?? NSNull()
         return description
+    }
+
+    /// The request body, inflated first when it was sent with `Content-Encoding: deflate` (a zlib
+    /// stream, as Alamofire's `DeflateRequestCompressor` sends it), so the echo shows what was meant.
+    /// A body that does not inflate answers 400.
+    static func decodedBody(_ ex: Exchange) async throws -> [UInt8] {
+        let body = Array(buffer: try await ex.collectBody())
+        guard ex.headers[.contentEncoding]?.trimmingCharacters(in: .whitespaces).lowercased() == "deflate" else { return body }
+        do {
+            return try Zlib.decompress(body, format: .zlib, limit: Exchange.maximumBufferedBody)
+        } catch let error as Zlib.OverLimit {
+            throw HTTPBinError(.contentTooLarge, "inflated request body over \(error.limit) bytes")
+        } catch {
+            throw HTTPBinError(.badRequest, "request body does not inflate as Content-Encoding: deflate")
+        }
     }
 
     /// UTF-8 text as it is; other bytes as a base64 `data:` URL, as httpbin shows binary content.
