@@ -165,15 +165,21 @@ enum Streams {
         return Response(status: .ok, headers: [.contentType: "application/json"], body: body)
     }
 
-    /// `/sse?count=3&interval=0`: a `text/event-stream` of `count` events, `interval` seconds apart.
+    /// `/sse?count=3&interval=0&per_connection=`: a `text/event-stream` of events with ids `0..<count`,
+    /// `interval` seconds apart, starting after the request's `Last-Event-ID` (as an EventSource
+    /// server resumes); with `per_connection`, the stream ends after that many events, so a client
+    /// must reconnect for the rest.
     static func serverSentEvents(_ ex: Exchange) throws -> Response {
         try ex.require(.get)
         let count = max(0, ex.queryValue("count").flatMap(Int.init) ?? 3)
         let interval = max(0, ex.queryValue("interval").flatMap(Double.init) ?? 0)
+        let perConnection = ex.queryValue("per_connection").flatMap(Int.init).map { max(1, $0) } ?? count
+        let first = ex.headers[HTTPField.Name("Last-Event-ID")!].flatMap(Int.init).map { $0 + 1 } ?? 0
+        let ids = Array(first..<max(first, min(count, first + perConnection)))
         let channel = ex.channel
         let body = ResponseBody { writer in
-            for id in 0..<count {
-                if id > 0 { try await Exchange.pause(interval, unlessClosed: channel) }
+            for (index, id) in ids.enumerated() {
+                if index > 0 { try await Exchange.pause(interval, unlessClosed: channel) }
                 try await writer.write(ByteBuffer(string: "id: \(id)\nevent: tick\ndata: {\"id\":\(id)}\n\n"))
             }
             try await writer.finish(nil)

@@ -1,0 +1,73 @@
+import Foundation
+import HTTPBinServer
+import Testing
+
+@testable import AlamofireNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Server-Sent Events over `DataStreamRequest`, against the server's `/sse` (which resumes after
+/// the request's `Last-Event-ID`).
+@Suite struct ServerSentEventsTests {
+    static func tick(_ id: Int) -> ServerSentEvent {
+        ServerSentEvent(id: "\(id)", event: "tick", data: "{\"id\":\(id)}")
+    }
+
+    @Test func aHandlerGetsEachEventThenTheCompletion() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let events = try await DataStreamTests.events { (handler: @escaping DataStreamRequest.Handler<ServerSentEvent, Never>) in
+                Session().streamRequest(server.url("/sse?count=3")).responseServerSentEvents(on: DataStreamTests.queue, handler: handler)
+            }
+            #expect(events.compactMap(\.value) == [Self.tick(0), Self.tick(1), Self.tick(2)])
+            #expect(events.count == 4)
+            #expect(events.last?.completion?.error == nil)
+        }
+    }
+
+    @Test func withoutReconnectionTheStreamEndsWithItsConnection() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let events = try await withTimeout {
+                var events: [ServerSentEvent] = []
+                for try await event in Session().serverSentEvents(server.url("/sse?count=2")) { events.append(event) }
+                return events
+            }
+            #expect(events == [Self.tick(0), Self.tick(1)])
+        }
+    }
+
+    /// Two events per connection: the rest come over new connections that resume after `Last-Event-ID`.
+    @Test func reconnectionResumesAfterTheLastEventID() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let events = try await withTimeout {
+                var events: [ServerSentEvent] = []
+                let stream = Session().serverSentEvents(server.url("/sse?count=5&per_connection=2"), reconnect: true, reconnectionTime: 0.01)
+                for try await event in stream {
+                    events.append(event)
+                    if events.count == 5 { break }
+                }
+                return events
+            }
+            #expect(events == (0..<5).map(Self.tick))
+            #expect(server.statistics.totalRequests == 3)
+        }
+    }
+
+    @Test func aResponseThatIsNotAnEventStreamEndsItForGood() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let error = try await withTimeout { () -> AFError? in
+                do {
+                    for try await _ in Session().serverSentEvents(server.url("/get"), reconnect: true, reconnectionTime: 0.01) {}
+                    return nil
+                } catch {
+                    return error as? AFError
+                }
+            }
+            guard case .responseValidationFailed(.unacceptableContentType(_, "application/json")) = error else {
+                Issue.record("unexpected \(String(describing: error))")
+                return
+            }
+        }
+    }
+}
