@@ -29,7 +29,7 @@ import Testing
     @Test func aSlowlyConsumedGigabyteStreamStaysUnder100MB() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let total = 1 << 30
-            let report = try await runProbe("stream", server.url("/stream-bytes/\(total)?chunk_size=65536").absoluteString)
+            let report = try await runProbe("stream", server.url("/range/\(total)?chunk_size=65536").absoluteString)
             #expect(report["exit"] == "0")
             #expect(report["error"] == "none")
             #expect(report["bytes"] == String(total))

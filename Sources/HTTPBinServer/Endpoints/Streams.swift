@@ -132,13 +132,14 @@ enum Streams {
         let chunks = (selection.count + size - 1) / size
         let pause = chunks > 0 ? duration / Double(chunks) : 0
         let channel = ex.channel
+        // Every chunk is a slice of one pattern buffer (the byte at offset n is the n % 26th letter), so
+        // a large body costs no generation.
+        let pattern = ByteBuffer(bytes: (0..<(min(size, selection.count) + 26)).map { UInt8(ascii: "a") + UInt8($0 % 26) })
         let body = ResponseBody(contentLength: selection.count) { [selection] writer in
             var offset = selection.lowerBound
             while offset < selection.upperBound {
                 let end = min(offset + size, selection.upperBound)
-                var chunk = ByteBuffer()
-                chunk.writeBytes((offset..<end).lazy.map { UInt8(ascii: "a") + UInt8($0 % 26) })
-                try await writer.write(chunk)
+                try await writer.write(pattern.getSlice(at: offset % 26, length: end - offset)!)
                 offset = end
                 try await Exchange.pause(pause, unlessClosed: channel)
             }
