@@ -230,7 +230,77 @@ let uploadedFile = await onMain { done in
 step(
     "upload(fileURL, to:) with uploadProgress",
     "\(uploadFractions.entries.count) updates, server says \(uploadedFile.trimmingCharacters(in: .newlines))")
+struct FormEcho: Decodable, Sendable {
+    let form: [String: String]
+    let files: [String: String]
+}
+let readmeURL = tourDirectory.appendingPathComponent("notes.txt")
+try Data("multipart notes".utf8).write(to: readmeURL)
+let multipart = try await AF.upload(
+    multipartFormData: { multipartFormData in
+        multipartFormData.append(Data("one".utf8), withName: "one")
+        multipartFormData.append(readmeURL, withName: "notes")
+    }, to: "\(base)/post"
+).serializingDecodable(FormEcho.self).value
+step("upload(multipartFormData:to:)", "form \(multipart.form), files \(multipart.files)")
+let throughDisk = try await AF.upload(
+    multipartFormData: { $0.append(Data(repeating: 65, count: 2048), withName: "big", fileName: "big.txt", mimeType: "text/plain") },
+    to: "\(base)/post", usingThreshold: 1024
+).serializingDecodable(FormEcho.self).value
+step("a form above usingThreshold goes through a temporary file", "the server parsed \(throughDisk.files["big"]?.count ?? 0) bytes")
+let compressed = try await AF.request(
+    "\(base)/post", method: .post, parameters: ["compressed": "yes"], encoder: JSONParameterEncoder.default,
+    interceptor: .deflateCompressor
+).serializingDecodable(Echo.self).value
+step("interceptor: .deflateCompressor", "Content-Encoding: \(compressed.headers["Content-Encoding"] ?? "none"), the server inflated \(compressed.data ?? "")")
 try? FileManager.default.removeItem(at: tourDirectory)
+
+section("Streaming data from a server (DataStreamRequest)")
+let streamedBytes = await onMain { done in
+    let received = OrderLog()
+    AF.streamRequest("\(base)/stream-bytes/100000").responseStream { stream in
+        switch stream.event {
+        case .stream(let result): if case .success(let data) = result { received.append("\(data.count)") }
+        case .complete(let completion): done("\(received.entries.compactMap(Int.init).reduce(0, +)) bytes in \(received.entries.count) chunks, error: \(completion.error.map { "\($0)" } ?? "none")")
+        }
+    }
+}
+step("responseStream", streamedBytes)
+let streamedLines = await onMain { done in
+    let lines = OrderLog()
+    AF.streamRequest("\(base)/stream/3").responseStreamString { stream in
+        if let text = stream.value { lines.append(text) }
+        if stream.completion != nil { done(lines.entries.joined().split(separator: "\n").count) }
+    }
+}
+step("responseStreamString", "\(streamedLines) lines")
+struct StreamLine: Decodable, Sendable { let id: Int }
+let decodedLine = await onMain { done in
+    AF.streamRequest("\(base)/stream/1").responseStreamDecodable(of: StreamLine.self) { stream in
+        if let line = stream.value { done("id \(line.id)") }
+    }
+}
+step("responseStreamDecodable(of:)", decodedLine)
+let cancelledStream = await onMain { done in
+    AF.streamRequest("\(base)/drip?duration=10&numbytes=10").responseStream { stream in
+        switch stream.event {
+        case .stream: stream.cancel()
+        case .complete(let completion): done(completion.error?.isExplicitlyCancelledError == true ? "explicitlyCancelled" : "not cancelled")
+        }
+    }
+}
+step("stream.cancel() from the handler", cancelledStream)
+var asyncChunks = 0
+for await stream in AF.streamRequest("\(base)/stream-bytes/50000").streamTask().streamingData() where stream.value != nil {
+    asyncChunks += 1
+}
+step("streamTask().streamingData()", "\(asyncChunks) chunks")
+var ticks: [String] = []
+for try await event in AF.serverSentEvents("\(base)/sse?count=4&per_connection=2", reconnect: true, reconnectionTime: 0.05) {
+    ticks.append("\(event.event)#\(event.id ?? "-")")
+    if ticks.count == 4 { break }
+}
+step("serverSentEvents(reconnect: true), two events per connection", ticks.joined(separator: " "))
 
 section("Authentication")
 struct Authenticated: Decodable, Sendable {
