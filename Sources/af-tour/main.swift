@@ -252,7 +252,9 @@ let compressed = try await AF.request(
     "\(base)/post", method: .post, parameters: ["compressed": "yes"], encoder: JSONParameterEncoder.default,
     interceptor: .deflateCompressor
 ).serializingDecodable(Echo.self).value
-step("interceptor: .deflateCompressor", "Content-Encoding: \(compressed.headers["Content-Encoding"] ?? "none"), the server inflated \(compressed.data ?? "")")
+step(
+    "interceptor: .deflateCompressor",
+    "Content-Encoding: \(compressed.headers["Content-Encoding"] ?? "none"), the server inflated \(compressed.data ?? "")")
 try? FileManager.default.removeItem(at: tourDirectory)
 
 section("Streaming data from a server (DataStreamRequest)")
@@ -261,7 +263,10 @@ let streamedBytes = await onMain { done in
     AF.streamRequest("\(base)/stream-bytes/100000").responseStream { stream in
         switch stream.event {
         case .stream(let result): if case .success(let data) = result { received.append("\(data.count)") }
-        case .complete(let completion): done("\(received.entries.compactMap(Int.init).reduce(0, +)) bytes in \(received.entries.count) chunks, error: \(completion.error.map { "\($0)" } ?? "none")")
+        case .complete(let completion):
+            done(
+                "\(received.entries.compactMap(Int.init).reduce(0, +)) bytes in \(received.entries.count) chunks, error: \(completion.error.map { "\($0)" } ?? "none")"
+            )
         }
     }
 }

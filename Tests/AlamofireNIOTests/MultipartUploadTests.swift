@@ -73,7 +73,8 @@ import FoundationNetworking
             }
             let upload = Session().upload(
                 multipartFormData: { form in
-                    form.append(InputStream(data: Data("streamed".utf8)), withLength: 8, name: "s", fileName: "s.txt", mimeType: "text/plain")
+                    form.append(
+                        InputStream(data: Data("streamed".utf8)), withLength: 8, name: "s", fileName: "s.txt", mimeType: "text/plain")
                 }, to: server.url("/post"), interceptor: retrier
             ).validate { _, _, _ in
                 // The first attempt fails validation, so the retrier is asked.

@@ -65,7 +65,10 @@ import FoundationNetworking
         // Header 78 5E, as Alamofire writes it; the Adler-32 of the input, big-endian, last.
         #expect(Array(body.prefix(2)) == [0x78, 0x5E])
         let checksum = Self.adler32(Self.text)
-        #expect(Array(body.suffix(4)) == [UInt8(checksum >> 24), UInt8(checksum >> 16 & 0xFF), UInt8(checksum >> 8 & 0xFF), UInt8(checksum & 0xFF)])
+        #expect(
+            Array(body.suffix(4)) == [
+                UInt8(checksum >> 24), UInt8(checksum >> 16 & 0xFF), UInt8(checksum >> 8 & 0xFF), UInt8(checksum & 0xFF),
+            ])
         #expect(try Self.inflated(body) == Self.text)
         #expect(body.count < Self.text.count / 10)
         #expect(adapted.value(forHTTPHeaderField: "Content-Encoding") == "deflate")

@@ -166,9 +166,10 @@ import Testing
     /// A stream with every kind of line end, a byte order mark, multi-byte characters and all fields: cut at every
     /// byte, and fed one byte at a time, it gives what it gives whole.
     @Test func everySplitOfTheStreamParsesAsTheWhole() {
-        let stream = Array(
-            "\u{FEFF}: comment\r\nretry: 1500\rid: é-1\nevent: 🚀 launch\r\ndata: first line, ünïcödé\r\ndata:second 🚀\r\r\n"
-                .utf8)
+        let stream =
+            Array(
+                "\u{FEFF}: comment\r\nretry: 1500\rid: é-1\nevent: 🚀 launch\r\ndata: first line, ünïcödé\r\ndata:second 🚀\r\r\n"
+                    .utf8)
             + Array("data: \r\n\r\nid\ndata: x\n\nevent: y\r\rdata: after\r\n\rdata: dropped\r\n".utf8)
         var whole = ServerSentEventParser()
         let expected = whole.parse(Data(stream)) + whole.finish()

@@ -42,7 +42,8 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let events = try await withTimeout {
                 var events: [ServerSentEvent] = []
-                let stream = Session().serverSentEvents(server.url("/sse?count=5&per_connection=2"), reconnect: true, reconnectionTime: 0.01)
+                let stream = Session().serverSentEvents(
+                    server.url("/sse?count=5&per_connection=2"), reconnect: true, reconnectionTime: 0.01)
                 for try await event in stream {
                     events.append(event)
                     if events.count == 5 { break }

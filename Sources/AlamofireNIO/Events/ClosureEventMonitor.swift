@@ -80,7 +80,8 @@ open class ClosureEventMonitor: EventMonitor, @unchecked Sendable {
     /// Closure called on the `request(_:didParseResponse:)` event.
     open var requestDidParseResponse: ((DataRequest, DataResponse<Data?, AFError>) -> Void)?
     /// Closure called on the `request(_:didValidateRequest:response:withResult:)` event.
-    open var requestDidValidateRequestResponseWithResult: ((DataStreamRequest, URLRequest?, HTTPURLResponse, Request.ValidationResult) -> Void)?
+    open var requestDidValidateRequestResponseWithResult:
+        ((DataStreamRequest, URLRequest?, HTTPURLResponse, Request.ValidationResult) -> Void)?
     /// Closure called on the `request(_:didCreateUploadable:)` event.
     open var requestDidCreateUploadable: ((UploadRequest, UploadRequest.Uploadable) -> Void)?
     /// Closure called on the `request(_:didFailToCreateUploadableWithError:)` event.

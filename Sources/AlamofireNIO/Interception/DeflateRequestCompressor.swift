@@ -1,5 +1,5 @@
-public import Foundation
 import CZlib
+public import Foundation
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking

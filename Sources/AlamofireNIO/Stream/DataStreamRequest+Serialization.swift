@@ -98,7 +98,8 @@ extension DataStreamRequest {
     }
 
     /// Delivers the completion to a user's handler, whose errors cannot be handled any more.
-    func completingHandler<Success, Failure>(_ handler: @escaping Handler<Success, Failure>) -> @Sendable (Stream<Success, Failure>) -> Void {
+    func completingHandler<Success, Failure>(_ handler: @escaping Handler<Success, Failure>) -> @Sendable (Stream<Success, Failure>) -> Void
+    {
         { stream in try? handler(stream) }
     }
 
