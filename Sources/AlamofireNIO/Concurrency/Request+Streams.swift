@@ -86,9 +86,8 @@ extension DataRequest {
     @_disfavoredOverload
     @discardableResult
     public func onHTTPResponse(perform handler: @escaping @Sendable (_ response: HTTPURLResponse) async -> ResponseDisposition) -> Self {
-        onHTTPResponse(on: underlyingQueue) { response, completionHandler in
-            Task { completionHandler(await handler(response)) }
-        }
+        setHTTPResponseHandler(on: underlyingQueue, Self.awaiting(handler))
+        return self
     }
 
     /// Sets an async closure called whenever the `DataRequest` produces an `HTTPURLResponse`.
@@ -97,10 +96,8 @@ extension DataRequest {
     /// - Returns:           The instance.
     @discardableResult
     public func onHTTPResponse(perform handler: @escaping @Sendable (_ response: HTTPURLResponse) async -> Void) -> Self {
-        onHTTPResponse { response -> ResponseDisposition in
-            await handler(response)
-            return .allow
-        }
+        setHTTPResponseHandler(on: underlyingQueue, Self.allowing(after: handler))
+        return self
     }
 
     /// Creates a `StreamOf<HTTPURLResponse>` for the instance's responses.

@@ -179,6 +179,34 @@ public class Request: @unchecked Sendable {
         }
     }
 
+    /// Sets the `onHTTPResponse` handler of a data or stream request.
+    func setHTTPResponseHandler(on queue: DispatchQueue, _ handler: @escaping HTTPResponseHandler) {
+        mutableState.withLock { $0.httpResponseHandler = (queue, handler) }
+    }
+
+    /// An `onHTTPResponse` handler that lets every response through once `handler` has seen it.
+    static func allowing(_ handler: @escaping @Sendable (HTTPURLResponse) -> Void) -> HTTPResponseHandler {
+        { response, completionHandler in
+            handler(response)
+            completionHandler(.allow)
+        }
+    }
+
+    /// An `onHTTPResponse` handler whose decision comes from an async closure.
+    static func awaiting(_ handler: @escaping @Sendable (HTTPURLResponse) async -> ResponseDisposition) -> HTTPResponseHandler {
+        { response, completionHandler in Task { completionHandler(await handler(response)) } }
+    }
+
+    /// An `onHTTPResponse` handler that lets every response through once an async closure has seen it.
+    static func allowing(after handler: @escaping @Sendable (HTTPURLResponse) async -> Void) -> HTTPResponseHandler {
+        { response, completionHandler in
+            Task {
+                await handler(response)
+                completionHandler(.allow)
+            }
+        }
+    }
+
     /// Body bytes arrived (all of a collected body at once, or one chunk of a streamed one).
     func didReceiveData(_ data: Data) {
         mutableState.withLock { state in

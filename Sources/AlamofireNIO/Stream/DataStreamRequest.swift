@@ -257,7 +257,7 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
                 _ response: HTTPURLResponse, _ completionHandler: @escaping @Sendable (ResponseDisposition) -> Void
             ) -> Void
     ) -> Self {
-        mutableState.withLock { $0.httpResponseHandler = (queue, handler) }
+        setHTTPResponseHandler(on: queue, handler)
         return self
     }
 
@@ -269,10 +269,8 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     /// - Returns:   The instance.
     @discardableResult
     public func onHTTPResponse(on queue: DispatchQueue = .main, perform handler: @escaping @Sendable (HTTPURLResponse) -> Void) -> Self {
-        onHTTPResponse(on: queue) { response, completionHandler in
-            handler(response)
-            completionHandler(.allow)
-        }
+        setHTTPResponseHandler(on: queue, Self.allowing(handler))
+        return self
     }
 }
 

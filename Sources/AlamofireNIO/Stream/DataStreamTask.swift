@@ -208,9 +208,8 @@ extension DataStreamRequest {
     @_disfavoredOverload
     @discardableResult
     public func onHTTPResponse(perform handler: @escaping @Sendable (_ response: HTTPURLResponse) async -> ResponseDisposition) -> Self {
-        onHTTPResponse(on: underlyingQueue) { response, completionHandler in
-            Task { completionHandler(await handler(response)) }
-        }
+        setHTTPResponseHandler(on: underlyingQueue, Self.awaiting(handler))
+        return self
     }
 
     /// Sets an async closure called whenever the `DataStreamRequest` produces an `HTTPURLResponse`.
@@ -219,10 +218,8 @@ extension DataStreamRequest {
     /// - Returns:           The instance.
     @discardableResult
     public func onHTTPResponse(perform handler: @escaping @Sendable (_ response: HTTPURLResponse) async -> Void) -> Self {
-        onHTTPResponse { response -> ResponseDisposition in
-            await handler(response)
-            return .allow
-        }
+        setHTTPResponseHandler(on: underlyingQueue, Self.allowing(after: handler))
+        return self
     }
 
     /// Creates a `DataStreamTask` used to `await` streams of serialized values.
