@@ -112,10 +112,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Runs a soak of requests through a Session and reports its own memory, for the tests.
+        // Runs a soak of requests, or a slowly consumed stream from a server of its own, through a
+        // Session and reports its own memory, for the tests.
         .executableTarget(
             name: "alamofire-probe",
-            dependencies: ["AlamofireNIO"],
+            dependencies: ["AlamofireNIO", "HTTPBinServer"],
             swiftSettings: swiftSettings
         ),
         // The tour of Alamofire's usage guide against the bundled server: the README's main command.

@@ -1,5 +1,6 @@
 import AlamofireNIO
 import Foundation
+import HTTPBinServer
 
 /// `alamofire-probe soak URL COUNT`
 ///
@@ -22,10 +23,13 @@ func peakResidentKilobytes() -> Int {
 
 enum ProbeError: Error { case usage }
 
-/// `alamofire-probe stream URL`: streams URL through `streamRequest`, with a consumer that takes
-/// each chunk more slowly than loopback delivers it, and prints `bytes=<n> error=<none|…>
+/// `alamofire-probe stream PATH`: streams PATH of an HTTPBinServer it starts itself (so the load
+/// of serving stays out of the test process) through `streamRequest`, with a consumer that takes
+/// each chunk more slowly than loopback delivers it, and prints `bytes=<n> error=<none|failed>
 /// rss_kb_peak=<VmHWM>`: back-pressure must keep the peak flat whatever the size.
-func stream(url: URL) async -> String {
+func stream(path: String) async throws -> String {
+    let server = try await HTTPBinServer.start()
+    let url = server.url(path)
     var bytes = 0
     var error = "none"
     for await event in Session().streamRequest(url).streamTask().streamingData() {
@@ -33,12 +37,14 @@ func stream(url: URL) async -> String {
         case .stream(.success(let chunk)):
             bytes += chunk.count
             // Slower than the network: 100 MB/s at most.
-            usleep(UInt32(chunk.count / 100))
+            try? await Task.sleep(for: .microseconds(chunk.count / 100))
         case .complete(let completion):
             if completion.error != nil { error = "failed" }
         }
     }
-    return "bytes=\(bytes) error=\(error) rss_kb_peak=\(peakResidentKilobytes())"
+    let peak = peakResidentKilobytes()
+    try? await server.shutdown()
+    return "bytes=\(bytes) error=\(error) rss_kb_peak=\(peak)"
 }
 
 func soak(url: URL, count: Int) async -> String {
@@ -56,8 +62,8 @@ func soak(url: URL, count: Int) async -> String {
 
 do {
     let arguments = Array(CommandLine.arguments.dropFirst())
-    if arguments.count == 2, arguments[0] == "stream", let url = URL(string: arguments[1]) {
-        print(await stream(url: url))
+    if arguments.count == 2, arguments[0] == "stream" {
+        print(try await stream(path: arguments[1]))
         exit(0)
     }
     guard arguments.count == 3, arguments[0] == "soak", let url = URL(string: arguments[1]), let count = Int(arguments[2]), count > 0 else {
@@ -65,6 +71,6 @@ do {
     }
     print(await soak(url: url, count: count))
 } catch {
-    FileHandle.standardError.write(Data("usage: alamofire-probe soak URL COUNT | alamofire-probe stream URL\n".utf8))
+    FileHandle.standardError.write(Data("usage: alamofire-probe soak URL COUNT | alamofire-probe stream PATH\n".utf8))
     exit(2)
 }

@@ -59,11 +59,12 @@ import Testing
 
     @Test func idleTimeoutIsReArmedByProgress() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            // Ten bytes over three seconds: the body outlasts the 2 s idle limit, but no gap comes near
-            // it (0.3 s each, so a loaded machine has room).
+            // Twenty bytes over ten seconds: the body outlasts the 8 s idle limit, but no gap comes near
+            // it (0.5 s each). The margin is wide because the suite's first seconds, when hundreds of
+            // tests start at once on two cores, can hold the server's drip back for a few seconds.
             let fetched = try await makeTransport().fetch(
-                server.url("/drip?numbytes=10&duration=3"), timeouts: .init(idle: .seconds(2)))
-            #expect(fetched.text == "**********")
+                server.url("/drip?numbytes=20&duration=10"), timeouts: .init(idle: .seconds(8)))
+            #expect(fetched.text == String(repeating: "*", count: 20))
         }
     }
 
