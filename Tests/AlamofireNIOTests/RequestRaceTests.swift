@@ -82,13 +82,18 @@ import FoundationNetworking
         }
     }
 
-    /// Modifiers chained after the first response handler still apply: set-up runs after the
-    /// statement, as in Alamofire.
+    /// Modifiers chained after the first response handler still apply: set-up runs on the root
+    /// queue after the statement, as in Alamofire. The root queue is held while the statement runs,
+    /// so a preempted calling thread cannot let set-up overtake the statement (as it could, in
+    /// Alamofire too, on a crowded machine).
     @Test func modifiersChainedAfterTheFirstHandlerApply() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let monitor = RecordingMonitor()
             let statuses = Collected<Int>()
-            let request = AF.request(server.url("/get"))
+            let rootQueue = DispatchQueue(label: "tests.held-root")
+            let session = Session(rootQueue: rootQueue)
+            rootQueue.suspend()
+            let request = session.request(server.url("/get"))
                 .response(queue: testQueue) { statuses.append($0.response?.statusCode ?? 0) }
                 .adapt(
                     using: Adapter { request, _, completion in
@@ -98,6 +103,7 @@ import FoundationNetworking
                     }
                 )
                 .eventMonitor(monitor)
+            rootQueue.resume()
             let echoed = try await withTimeout { try await request.serializingDecodable(HTTPBinResponse.self).value }
             #expect(echoed.headers["X-Adapted"] == "late")
             #expect(await monitor.events.prefix(3) == ["requestDidResume", "didCreateInitialURLRequest", "didAdaptInitialRequest"])
