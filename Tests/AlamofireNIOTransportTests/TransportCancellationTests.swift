@@ -88,10 +88,12 @@ import Testing
     @Test func totalTimeoutWhileWaitingForAConnection() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
-            let busy = Task { try await transport.fetch(server.url("/delay/1")) }
+            // The busy exchange lasts 5 s, far past the 300 ms limit, so a crowded machine's late
+            // timer still fires before the connection comes free.
+            let busy = Task { try await transport.fetch(server.url("/delay/5")) }
             await server.waitUntil { $0.totalRequests == 1 }
             let error = await transportError {
-                try await transport.fetch(server.url("/get"), timeouts: .init(total: .milliseconds(100)))
+                try await transport.fetch(server.url("/get"), timeouts: .init(total: .milliseconds(300)))
             }
             #expect(error?.code == .timedOut)
             #expect(try await busy.value.status == 200)
