@@ -99,3 +99,92 @@ import FoundationNetworking
         #expect(response.response == nil)
     }
 }
+
+/// A part's stream that reports when it is first read and waits for `gate` before giving its bytes,
+/// optionally asking its form for its length from inside `read` (as a stream may call back).
+final class GatedStream: InputStream {
+    let started = DispatchSemaphore(value: 0)
+    let gate = DispatchSemaphore(value: 0)
+    private let bytes: [UInt8]
+    private var offset = 0
+    private(set) var isClosed = false
+    weak var form: MultipartFormData?
+
+    init(_ text: String) {
+        bytes = Array(text.utf8)
+        super.init(data: Data())
+    }
+
+    override func open() {}
+    override func close() { isClosed = true }
+    override var hasBytesAvailable: Bool { offset < bytes.count }
+    override var streamStatus: Stream.Status { isClosed ? .closed : .open }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        if offset == 0 {
+            _ = form?.contentLength
+            started.signal()
+            gate.wait()
+        }
+        let count = min(len, bytes.count - offset)
+        for index in 0..<count { buffer[index] = bytes[offset + index] }
+        offset += count
+        return count
+    }
+}
+
+/// A `FileManager` whose temporary directory is a new folder of its own.
+final class ScopedFileManager: FileManager, @unchecked Sendable {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("scoped-\(UUID().uuidString)")
+    override var temporaryDirectory: URL { root }
+}
+
+extension MultipartUploadTests {
+    /// Encoding reads the parts outside the form's lock, so a stream may call back into its form.
+    @Test func aStreamMayAskItsFormWhileBeingRead() async throws {
+        let form = MultipartFormData(boundary: "b")
+        let stream = GatedStream("abc")
+        stream.form = form
+        form.append(stream, withLength: 3, name: "s", fileName: "s.txt", mimeType: "text/plain")
+        stream.gate.signal()
+        let shared = UncheckedSendable(form)
+        let encoded = try await withTimeout(seconds: 5) {
+            try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(with: Result { try shared.value.encode() }) }
+            }
+        }
+        #expect(String(decoding: encoded, as: UTF8.self).contains("\r\n\r\nabc\r\n--b--\r\n"))
+    }
+
+    /// A cancel that finishes the request while a large form is being written (set-up off the root
+    /// queue, on a request queue of its own) leaves no temporary file behind.
+    @Test func aFormWrittenWhileTheRequestIsCancelledLeavesNoFile() async throws {
+        // A temporary directory of the test's own: other tests write multipart files meanwhile.
+        let fileManager = ScopedFileManager()
+        defer { try? FileManager.default.removeItem(at: fileManager.root) }
+        let directory = fileManager.temporaryDirectory.appendingPathComponent("org.alamofire.manager/multipart.form.data")
+        let stream = GatedStream("gated")
+        let session = Session(requestQueue: DispatchQueue(label: "tests.separate-request-queue"))
+        let upload = session.upload(
+            multipartFormData: { $0.append(stream, withLength: 5, name: "s", fileName: "s.txt", mimeType: "text/plain") },
+            to: "http://127.0.0.1:1/post", usingThreshold: 0, fileManager: fileManager)
+        upload.resume()
+        let started = UncheckedSendable(stream.started)
+        try await withTimeout(seconds: 5) {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    started.value.wait(); continuation.resume()
+                }
+            }
+        }
+        upload.cancel()
+        try await DataStreamTests.finished(upload)
+        stream.gate.signal()
+        // The upload's set-up, blocked on the stream on its own queue, has returned once the queue runs this.
+        try await withTimeout(seconds: 5) {
+            await withCheckedContinuation { continuation in session.requestQueue.async { continuation.resume() } }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
+        #expect(upload.error?.isExplicitlyCancelledError == true)
+    }
+}

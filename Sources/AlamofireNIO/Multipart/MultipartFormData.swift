@@ -243,10 +243,7 @@ open class MultipartFormData: @unchecked Sendable {
     ///   `inputStreamReadFailed(error:)` if a part's stream fails or does not hold the announced length (its
     ///   error is then an `AFError.UnexpectedInputStreamLength`).
     public func encode() throws -> Data {
-        try state.withLock { state in
-            if let failure = state.bodyPartError { throw failure }
-            return try encodedData(of: state.bodyParts)
-        }
+        try encodedData(of: try partsToEncode())
     }
 
     /// Writes every part, with their headers and boundaries, to a new file.
@@ -260,8 +257,8 @@ open class MultipartFormData: @unchecked Sendable {
     ///   it is not a `file:` URL; `outputStreamCreationFailed(for:)` or `outputStreamWriteFailed(error:)` if
     ///   the file cannot be created or written; `inputStreamReadFailed(error:)` if a part's stream fails.
     public func writeEncodedData(to fileURL: URL) throws {
-        try state.withLock { state in
-            if let failure = state.bodyPartError { throw failure }
+        let parts = try partsToEncode()
+        do {
             if fileManager.fileExists(atPath: fileURL.path) {
                 throw AFError.multipartEncodingFailed(reason: .outputStreamFileAlreadyExists(at: fileURL))
             }
@@ -279,11 +276,20 @@ open class MultipartFormData: @unchecked Sendable {
                 throw AFError.multipartEncodingFailed(
                     reason: output.streamError.map { .outputStreamWriteFailed(error: $0) } ?? .outputStreamCreationFailed(for: fileURL))
             }
-            try writeEncodedParts(state.bodyParts, to: output)
+            try writeEncodedParts(parts, to: output)
         }
     }
 
     // MARK: - Private
+
+    /// The parts to encode, or the first failure met while appending. Encoding happens outside the
+    /// lock: it does file I/O and reads the user's streams, which may call back into the form.
+    private func partsToEncode() throws -> [BodyPart] {
+        try state.withLock { state in
+            if let failure = state.bodyPartError { throw failure }
+            return state.bodyParts
+        }
+    }
 
     /// Everything that changes after `init`, kept behind `state`'s lock.
     private struct State: Sendable {

@@ -25,8 +25,8 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
     /// to disk.
     public let fileManager: FileManager
     /// `Uploadable` value used by the instance, made anew for each attempt.
-    public var uploadable: Uploadable? { uploadableState.withLock { $0 } }
-    private let uploadableState = Mutex<Uploadable?>(nil)
+    public var uploadable: Uploadable? { uploadableState.withLock { $0.uploadable } }
+    private let uploadableState = Mutex<(uploadable: Uploadable?, isCleanedUp: Bool)>((nil, false))
 
     init(
         convertible: any UploadConvertible, underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue,
@@ -44,9 +44,15 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
     override func prepareTask() -> AFError? {
         do {
             let made = try upload.createUploadable()
-            let replaced = uploadableState.withLock { state in
-                defer { state = made }
-                return state
+            let (replaced, isCleanedUp) = uploadableState.withLock { state in
+                defer { if !state.isCleanedUp { state.uploadable = made } }
+                return (state.uploadable, state.isCleanedUp)
+            }
+            // A file made while a cancel finished the request (a large form written off the root
+            // queue) would outlive it: nothing is left to remove it.
+            if isCleanedUp {
+                if case .file(let url, shouldRemove: true) = made { try? fileManager.removeItem(at: url) }
+                return .explicitlyCancelled
             }
             // A retry that made a new file removes the last attempt's.
             if case .file(let old, shouldRemove: true) = replaced, case .file(let new, _) = made, old != new {
@@ -82,7 +88,11 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
 
     /// Once serialization has ended, a file made for this upload (`shouldRemove`) is removed.
     override func cleanup() {
-        if case .file(let url, shouldRemove: true) = uploadable { try? fileManager.removeItem(at: url) }
+        let made = uploadableState.withLock { state in
+            state.isCleanedUp = true
+            return state.uploadable
+        }
+        if case .file(let url, shouldRemove: true) = made { try? fileManager.removeItem(at: url) }
         super.cleanup()
     }
 }
