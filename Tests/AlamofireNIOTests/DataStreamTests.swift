@@ -303,4 +303,62 @@ import FoundationNetworking
             #expect(received.withLock { $0 } == total)
         }
     }
+
+    /// Each iteration of one async stream gets every chunk, as Alamofire registers a handler per iteration.
+    @Test func twoIterationsOfOneStreamEachGetTheWholeBody() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/stream-bytes/50000?seed=9")
+            let expected = try await Session().request(url).serializingData().value
+            let request = Session(startRequestsImmediately: false).streamRequest(url)
+            let stream = request.streamTask().streamingData()
+            let (a, b) = try await withTimeout {
+                var first = stream.makeAsyncIterator()
+                var second = stream.makeAsyncIterator()
+                request.resume()
+                var a = Data()
+                while let event = await first.next() { a.append(event.value ?? Data()) }
+                var b = Data()
+                while let event = await second.next() { b.append(event.value ?? Data()) }
+                return (a, b)
+            }
+            #expect(a == expected)
+            #expect(b == expected)
+        }
+    }
+
+    /// An `InputStream` asked for once the request is over ends at once instead of blocking its reader.
+    @Test func anInputStreamAskedForAfterTheEndEndsAtOnce() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let request = Session().streamRequest(server.url("/stream-bytes/100"))
+            _ = try await Self.events { handler in request.responseStream(on: Self.queue, stream: handler) }
+            try await Self.finished(request)
+            let stream = UncheckedSendable(try #require(request.asInputStream()))
+            let count = try await withTimeout(seconds: 5) {
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async {
+                        stream.value.open()
+                        var buffer = [UInt8](repeating: 0, count: 16)
+                        continuation.resume(returning: stream.value.read(&buffer, maxLength: 16))
+                    }
+                }
+            }
+            #expect(count == 0)
+        }
+    }
+
+    /// A handler that throws replaces the request's error with its own, as Alamofire's `capturingError`
+    /// does: here the decoding failure, not the cancellation it caused.
+    @Test func aThrowingHandlersErrorReplacesTheCancellation() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let events = try await Self.events { (handler: @escaping DataStreamRequest.Handler<Line, AFError>) in
+                Session().streamRequest(server.url("/bytes/64?seed=1"), automaticallyCancelOnStreamError: true)
+                    .responseStreamDecodable(of: Line.self, on: Self.queue) { stream in
+                        try handler(stream)
+                        if let error = stream.error { throw error }
+                    }
+            }
+            let error = try #require(events.last?.completion?.error)
+            guard case .responseSerializationFailed(.decodingFailed) = error else { throw error }
+        }
+    }
 }

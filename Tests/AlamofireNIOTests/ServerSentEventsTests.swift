@@ -72,3 +72,36 @@ import FoundationNetworking
         }
     }
 }
+
+extension ServerSentEventsTests {
+    /// The connections resume themselves: a session that starts nothing by itself still streams.
+    @Test func aSessionThatDoesNotStartRequestsStillStreams() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Session(startRequestsImmediately: false)
+            let events = try await withTimeout {
+                var events: [ServerSentEvent] = []
+                for try await event in session.serverSentEvents(server.url("/sse?count=2")) { events.append(event) }
+                return events
+            }
+            #expect(events == [Self.tick(0), Self.tick(1)])
+        }
+    }
+
+    /// A response that is not an event stream is refused on its head: a twenty-second body is not read.
+    @Test func aRefusedResponseIsNotRead() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let error = try await withTimeout(seconds: 10) { () -> AFError? in
+                do {
+                    for try await _ in Session().serverSentEvents(server.url("/drip?duration=20&numbytes=20")) {}
+                    return nil
+                } catch {
+                    return error as? AFError
+                }
+            }
+            guard case .responseValidationFailed(.unacceptableContentType(_, "application/octet-stream")) = error else {
+                Issue.record("unexpected \(String(describing: error))")
+                return
+            }
+        }
+    }
+}

@@ -8,25 +8,36 @@ public struct StreamOf<Element>: AsyncSequence {
 
     private let bufferingPolicy: BufferingPolicy
     private let onTermination: (@Sendable () -> Void)?
-    private let onElement: (@Sendable () -> Void)?
-    private let builder: @Sendable (Continuation) -> Void
+    /// Starts one iteration: feeds `continuation` and returns what to call each time the iterator
+    /// hands out an element, if anything.
+    private let builder: @Sendable (Continuation) -> (@Sendable () -> Void)?
 
-    /// - Parameter onElement: called each time the iterator hands out an element (a stream request
-    ///   counts what its consumer has taken, for back-pressure).
     init(
         bufferingPolicy: BufferingPolicy = .unbounded, onTermination: (@Sendable () -> Void)? = nil,
-        onElement: (@Sendable () -> Void)? = nil, builder: @escaping @Sendable (Continuation) -> Void
+        builder: @escaping @Sendable (Continuation) -> Void
     ) {
         self.bufferingPolicy = bufferingPolicy
         self.onTermination = onTermination
-        self.onElement = onElement
-        self.builder = builder
+        self.builder = { continuation in
+            builder(continuation)
+            return nil
+        }
+    }
+
+    /// A stream each of whose iterations gets its own state from `iteration`, which feeds the
+    /// continuation (setting its `onTermination` as it needs) and returns what to call each time the
+    /// iterator hands out an element (a stream request counts what its consumer has taken, for
+    /// back-pressure).
+    init(eachIteration iteration: @escaping @Sendable (Continuation) -> (@Sendable () -> Void)?, bufferingPolicy: BufferingPolicy) {
+        self.bufferingPolicy = bufferingPolicy
+        self.onTermination = nil
+        self.builder = iteration
     }
 
     public func makeAsyncIterator() -> Iterator {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
         if let onTermination { continuation.onTermination = { _ in onTermination() } }
-        builder(continuation)
+        let onElement = builder(continuation)
         return Iterator(iterator: stream.makeAsyncIterator(), onElement: onElement)
     }
 

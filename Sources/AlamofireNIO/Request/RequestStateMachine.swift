@@ -155,6 +155,11 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
         if error == nil { error = failure }
     }
 
+    /// A stream handler threw: its error replaces any other, as Alamofire's `capturingError` sets it.
+    mutating func replaceError(with failure: AFError) {
+        error = failure
+    }
+
     enum RetryStep {
         case none
         case finish

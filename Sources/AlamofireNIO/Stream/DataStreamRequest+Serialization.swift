@@ -82,18 +82,25 @@ extension DataStreamRequest {
         }
     }
 
-    /// Delivers an event to a user's handler; an error it throws fails the request and cancels it.
+    /// Runs a user's stream handler: an error it throws becomes the request's error (replacing any
+    /// other, as Alamofire's `capturingError` does) and cancels it.
+    func capturingError(from handler: () throws -> Void) {
+        do {
+            try handler()
+        } catch {
+            let failure = error.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: error)))
+            mutableState.withLock { $0.machine.replaceError(with: failure) }
+            cancel()
+        }
+    }
+
+    /// Delivers each event to a user's handler, then reports the chunk handled.
     func callingHandler<Success, Failure>(
         _ handler: @escaping Handler<Success, Failure>
-    ) -> @Sendable (Stream<Success, Failure>, _ handled: @escaping @Sendable () -> Void) -> Void {
-        { [unowned self] stream, handled in
-            do {
-                try handler(stream)
-            } catch {
-                recordFailure(error.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: error))))
-                cancel()
-            }
-            handled()
+    ) -> @Sendable (Stream<Success, Failure>, ChunkReceipt) -> Void {
+        { [unowned self] stream, receipt in
+            capturingError { try handler(stream) }
+            receipt.handled()
         }
     }
 
@@ -106,19 +113,19 @@ extension DataStreamRequest {
     /// Adds a consumer of the stream: each chunk is serialized (on the serialization queue, where
     /// the monitors hear of each result and a failure cancels the request when
     /// ``automaticallyCancelOnStreamError``; `Data` is passed as it is, with no hop), then
-    /// delivered on `queue` with the function to call once the consumer is done with it. Once the
-    /// request has finished and every chunk has been handled, `complete` gets the completion on `queue`.
+    /// delivered on `queue` with the receipt the consumer reports on. Once the request has finished and
+    /// every chunk has been delivered, `complete` gets the completion on `queue`.
     func appendStream<Success: Sendable, Failure: Error>(
         on queue: DispatchQueue, serializing serialize: @escaping @Sendable (Data) -> Result<Success, Failure>,
         onSerializationQueue: Bool = true,
-        deliver: @escaping @Sendable (Stream<Success, Failure>, _ handled: @escaping @Sendable () -> Void) -> Void,
+        deliver: @escaping @Sendable (Stream<Success, Failure>, ChunkReceipt) -> Void,
         complete: @escaping @Sendable (Stream<Success, Failure>) -> Void
     ) {
         let parser: @Sendable (Data) -> Void = { [unowned self] data in
             let request = self
-            let handled: @Sendable () -> Void = { request.consumerHandled(bytes: data.count, executing: true) }
+            let receipt = ChunkReceipt(request: request, bytes: data.count)
             guard onSerializationQueue else {
-                return queue.async { deliver(Stream(event: .stream(serialize(data)), token: CancellationToken(request)), handled) }
+                return queue.async { deliver(Stream(event: .stream(serialize(data)), token: CancellationToken(request)), receipt) }
             }
             request.serializationQueue.async {
                 let result = serialize(data)
@@ -130,7 +137,7 @@ extension DataStreamRequest {
                         monitor.request(request, didParseStream: reported)
                     }
                     if case .failure = result, request.automaticallyCancelOnStreamError { request.cancel() }
-                    queue.async { deliver(Stream(event: .stream(result), token: CancellationToken(request)), handled) }
+                    queue.async { deliver(Stream(event: .stream(result), token: CancellationToken(request)), receipt) }
                 }
             }
         }
@@ -162,6 +169,20 @@ extension DataStreamRequest {
             }
         }
     }
+}
+
+/// What a consumer reports about one chunk it was given: that it was delivered (completions wait for
+/// every chunk to be) and that its bytes are no longer held (back-pressure). A handler reports both
+/// once it has run; an async stream reports delivery as it yields, and the release once its consumer
+/// takes the element, so a consumer that is not iterating holds the request back but never keeps
+/// another iteration's completion from coming.
+struct ChunkReceipt: Sendable {
+    let request: DataStreamRequest
+    let bytes: Int
+
+    func handled() { request.consumerHandled(bytes: bytes, executing: true) }
+    func delivered() { request.consumerHandled(bytes: 0, executing: true) }
+    func released() { request.consumerHandled(bytes: bytes, executing: false) }
 }
 
 // MARK: - Serialization

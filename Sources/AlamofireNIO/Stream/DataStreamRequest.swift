@@ -101,6 +101,9 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
         var enqueuedCompletionEvents: [@Sendable () -> Void] = []
         /// The `InputStream` of `asInputStream(bufferSize:)`, if asked for.
         var inputStream: DataStreamInputStream?
+        /// Whether the request has cleaned up (with `endError`): a stream asked for later ends at once.
+        var hasEnded = false
+        var endError: AFError?
         /// Bytes handed to consumers and not yet handled (see the type's overview).
         var bufferedBytes = 0
         /// Loading tasks waiting for the consumers to catch up, by waiter.
@@ -139,8 +142,11 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     }
 
     override func cleanup() {
+        let error = error
         let (inputStream, waiters) = streamState.withLock { state in
             defer { state.demandWaiters.removeAll() }
+            state.hasEnded = true
+            state.endError = error
             return (state.inputStream, Array(state.demandWaiters.values))
         }
         inputStream?.finish(error: error)
@@ -232,12 +238,13 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     /// - Returns:              The `InputStream`.
     public func asInputStream(bufferSize: Int = 1024) -> InputStream? {
         defer { resume() }
-        return streamState.withLock { state in
-            if let existing = state.inputStream { return existing }
-            let stream = DataStreamInputStream(bufferSize: bufferSize)
+        let (stream, hasEnded, endError) = streamState.withLock { state in
+            let stream = state.inputStream ?? DataStreamInputStream(bufferSize: bufferSize)
             state.inputStream = stream
-            return stream
+            return (stream, state.hasEnded, state.endError)
         }
+        if hasEnded { stream.finish(error: endError) }
+        return stream
     }
 
     /// Sets a closure called whenever the `DataStreamRequest` produces an `HTTPURLResponse` and providing a completion

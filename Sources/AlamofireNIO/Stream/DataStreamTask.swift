@@ -100,19 +100,18 @@ public struct DataStreamTask: Sendable {
         register: @escaping @Sendable (DataStreamRequest, StreamFeed<DataStreamRequest.Stream<Success, Failure>>) -> Void
     ) -> Stream<Success, Failure> {
         let request = request
-        let feed = StreamFeed<DataStreamRequest.Stream<Success, Failure>>()
+        // Each iteration registers its own handler and feed, as Alamofire's streams do.
         return StreamOf(
-            bufferingPolicy: bufferingPolicy,
-            onTermination: {
-                feed.terminate()
-                guard shouldAutomaticallyCancel, request.isInitialized || request.isResumed || request.isSuspended else { return }
-                request.cancel()
-            },
-            onElement: { feed.took() }
-        ) { continuation in
-            feed.attach(continuation)
-            register(request, feed)
-        }
+            eachIteration: { continuation in
+                let feed = StreamFeed<DataStreamRequest.Stream<Success, Failure>>(continuation)
+                continuation.onTermination = { _ in
+                    feed.terminate()
+                    guard shouldAutomaticallyCancel, request.isInitialized || request.isResumed || request.isSuspended else { return }
+                    request.cancel()
+                }
+                register(request, feed)
+                return { feed.took() }
+            }, bufferingPolicy: bufferingPolicy)
     }
 
     /// Cancel the underlying `DataStreamRequest`.
@@ -131,31 +130,33 @@ public struct DataStreamTask: Sendable {
     }
 }
 
-/// Feeds an async stream for a stream request, remembering, for each element not yet taken by the
-/// consumer, how to tell the request it has been handled: an element counts against the request's
+/// Feeds one iteration of an async stream for a stream request, remembering, for each element not
+/// yet taken by the consumer, how to release its bytes: an element counts against the request's
 /// back-pressure until the iterator hands it out.
 final class StreamFeed<Element: Sendable>: Sendable {
     private struct State {
-        var continuation: AsyncStream<Element>.Continuation?
         var pending: [@Sendable () -> Void] = []
         var terminated = false
     }
 
+    private let continuation: AsyncStream<Element>.Continuation
     private let state = Mutex(State())
 
-    func attach(_ continuation: AsyncStream<Element>.Continuation) {
-        state.withLock { $0.continuation = continuation }
+    init(_ continuation: AsyncStream<Element>.Continuation) {
+        self.continuation = continuation
     }
 
-    /// Yields `element`; `handled` runs once the consumer has taken it (or is gone).
-    func yield(_ element: Element, handled: @escaping @Sendable () -> Void) {
-        let continuation = state.withLock { state -> AsyncStream<Element>.Continuation? in
-            guard !state.terminated, let continuation = state.continuation else { return nil }
-            state.pending.append(handled)
-            return continuation
+    /// Yields `element`: its delivery is reported at once, its bytes released once the consumer has
+    /// taken it (or is gone).
+    func yield(_ element: Element, receipt: ChunkReceipt) {
+        let accepted = state.withLock { state in
+            if !state.terminated { state.pending.append(receipt.released) }
+            return !state.terminated
         }
-        guard let continuation else { return handled() }
-        switch continuation.yield(element) {
+        guard accepted else { return receipt.handled() }
+        let result = continuation.yield(element)
+        receipt.delivered()
+        switch result {
         case .enqueued: break
         // The buffering policy dropped an element: it will never be taken.
         case .dropped: took()
@@ -166,9 +167,8 @@ final class StreamFeed<Element: Sendable>: Sendable {
 
     /// Yields the last element and ends the stream.
     func finish(with element: Element) {
-        let continuation = state.withLock { $0.continuation }
-        continuation?.yield(element)
-        continuation?.finish()
+        continuation.yield(element)
+        continuation.finish()
     }
 
     /// The consumer took one element.

@@ -27,15 +27,14 @@ extension DataStreamRequest {
     @discardableResult
     public func responseServerSentEvents(on queue: DispatchQueue = .main, handler: @escaping Handler<ServerSentEvent, Never>) -> Self {
         let parser = Mutex(ServerSentEventParser())
-        let deliverEach = callingHandler(handler)
         // Chunks are parsed one after another on the serial serialization queue, so the parser sees them in order.
         appendStream(
             on: queue, serializing: { data -> Result<[ServerSentEvent], Never> in .success(parser.withLock { $0.parse(data) }) },
-            deliver: { [unowned self] stream, handled in
+            deliver: { [unowned self] (stream: Stream<[ServerSentEvent], Never>, receipt: ChunkReceipt) in
                 for event in stream.value ?? [] {
-                    deliverEach(Stream(event: .stream(.success(event)), token: CancellationToken(self))) {}
+                    capturingError { try handler(Stream(event: .stream(.success(event)), token: CancellationToken(self))) }
                 }
-                handled()
+                receipt.handled()
             },
             complete: { [unowned self] stream in
                 guard let completion = stream.completion else { return }
@@ -50,12 +49,13 @@ extension Session {
     /// asks for `text/event-stream` without caching; with `reconnect`, a connection that ends or fails
     /// is opened again after the reconnection time (the server's latest `retry`, else
     /// `reconnectionTime`), with `Last-Event-ID` set to the last event's ID, until the consuming task
-    /// stops iterating or is cancelled. A response that is not a 200 `text/event-stream` ends the
-    /// stream with its validation error, as it fails an `EventSource` for good.
+    /// stops iterating or is cancelled. A response that is not a 200 `text/event-stream` is refused on
+    /// its head (its body is not read) and ends the stream with its validation error, as it fails an
+    /// `EventSource` for good.
     ///
     /// ```swift
     /// for try await event in AF.serverSentEvents("https://example.com/updates", reconnect: true) {
-    ///     print(event.id ?? "-", event.data)
+    ///     print(event.id ?? "-", event.event, event.data)
     /// }
     /// ```
     ///
@@ -70,36 +70,111 @@ extension Session {
     public func serverSentEvents(
         _ convertible: any URLConvertible, headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil,
         reconnect: Bool = false, reconnectionTime: TimeInterval = 3
-    ) -> AsyncThrowingStream<ServerSentEvent, any Error> {
-        let (events, continuation) = AsyncThrowingStream.makeStream(of: ServerSentEvent.self)
-        let connections = Task {
-            var parser = ServerSentEventParser()
-            while !Task.isCancelled {
-                var sent = headers ?? HTTPHeaders()
-                sent.update(name: "Accept", value: "text/event-stream")
-                sent.update(name: "Cache-Control", value: "no-cache")
-                if let lastEventID = parser.lastEventID { sent.update(name: "Last-Event-ID", value: lastEventID) }
-                let request = streamRequest(convertible, headers: sent, interceptor: interceptor)
-                    .validate(statusCode: [200]).validate(contentType: ["text/event-stream"])
-                var failure: AFError?
-                for await stream in request.streamTask().streamingData() {
-                    switch stream.event {
-                    case .stream(.success(let data)):
-                        for event in parser.parse(data) { continuation.yield(event) }
-                    case .complete(let completion):
-                        failure = completion.error
+    ) -> ServerSentEventStream {
+        ServerSentEventStream(
+            session: self, convertible: convertible, headers: headers, interceptor: interceptor, reconnect: reconnect,
+            reconnectionTime: reconnectionTime)
+    }
+}
+
+/// The events of ``Session/serverSentEvents(_:headers:interceptor:reconnect:reconnectionTime:)``.
+///
+/// Pulled, not pushed: each iteration opens its own connections, and a chunk of the body is taken
+/// from a connection only once the events before it have been taken, so a consumer that falls
+/// behind holds the connection back (``DataStreamRequest/maximumBufferedBytes``) instead of piling
+/// events up in memory. Leaving the loop, or cancelling its task, cancels the connection.
+public struct ServerSentEventStream: AsyncSequence, Sendable {
+    public typealias Element = ServerSentEvent
+
+    let session: Session
+    let convertible: any URLConvertible
+    let headers: HTTPHeaders?
+    let interceptor: (any RequestInterceptor)?
+    let reconnect: Bool
+    let reconnectionTime: TimeInterval
+
+    public func makeAsyncIterator() -> Iterator { Iterator(source: self) }
+
+    /// The iterator of a ``ServerSentEventStream``.
+    public struct Iterator: AsyncIteratorProtocol {
+        /// One connection: its body's chunks, and the refusal of its head, if it was refused.
+        private struct Connection {
+            var chunks: DataStreamTask.Stream<Data, Never>.Iterator
+            let refusal: Refusal
+        }
+
+        /// Set from the response handler's queue, read by the iterator once the connection completed.
+        private final class Refusal: Sendable {
+            let error = Mutex<AFError?>(nil)
+        }
+
+        private let source: ServerSentEventStream
+        private var parser = ServerSentEventParser()
+        private var pending: [ServerSentEvent] = []
+        private var connection: Connection?
+        private var connections = 0
+        private var isFinished = false
+
+        init(source: ServerSentEventStream) {
+            self.source = source
+        }
+
+        public mutating func next() async throws -> ServerSentEvent? {
+            while true {
+                if !pending.isEmpty { return pending.removeFirst() }
+                if isFinished || Task.isCancelled { return nil }
+                if connection == nil {
+                    if connections > 0 {
+                        guard source.reconnect else { return nil }
+                        let delay = parser.reconnectionTime.map { TimeInterval($0) / 1000 } ?? source.reconnectionTime
+                        try? await Task.sleep(for: .seconds(delay))
+                        if Task.isCancelled { return nil }
+                    }
+                    connection = open()
+                    connections += 1
+                }
+                // Nil: the consuming task was cancelled, and the connection with it.
+                guard let stream = await connection?.chunks.next() else {
+                    connection = nil
+                    continue
+                }
+                switch stream.event {
+                case .stream(.success(let data)):
+                    pending = parser.parse(data)
+                case .complete(let completion):
+                    let refusal = connection?.refusal.error.withLock { $0 }
+                    connection = nil
+                    _ = parser.finish()
+                    if let failure = refusal ?? (source.reconnect ? nil : completion.error) {
+                        isFinished = true
+                        throw failure
                     }
                 }
-                _ = parser.finish()
-                if Task.isCancelled { break }
-                if let failure, failure.isResponseValidationError || !reconnect { return continuation.finish(throwing: failure) }
-                guard reconnect else { break }
-                let delay = parser.reconnectionTime.map { TimeInterval($0) / 1000 } ?? reconnectionTime
-                try? await Task.sleep(for: .seconds(delay))
             }
-            continuation.finish()
         }
-        continuation.onTermination = { _ in connections.cancel() }
-        return events
+
+        /// Opens a connection, resuming after the last event ID; its head is checked before any body
+        /// byte is read.
+        private func open() -> Connection {
+            var sent = source.headers ?? HTTPHeaders()
+            sent.update(name: "Accept", value: "text/event-stream")
+            sent.update(name: "Cache-Control", value: "no-cache")
+            if let lastEventID = parser.lastEventID { sent.update(name: "Last-Event-ID", value: lastEventID) }
+            let refusal = Refusal()
+            let request = source.session.streamRequest(
+                source.convertible, headers: sent, interceptor: source.interceptor, shouldAutomaticallyResume: true
+            )
+            .onHTTPResponse(on: source.session.rootQueue) { response, completionHandler in
+                let check = ResponseValidation.statusCode(response, acceptable: [200]).flatMap {
+                    ResponseValidation.contentType(response, bodyIsEmpty: false, acceptable: ["text/event-stream"])
+                }
+                guard case .failure(let failure) = check else { return completionHandler(.allow) }
+                refusal.error.withLock {
+                    $0 = failure.asAFError(or: .responseValidationFailed(reason: .customValidationFailed(error: failure)))
+                }
+                completionHandler(.cancel)
+            }
+            return Connection(chunks: request.streamTask().streamingData().makeAsyncIterator(), refusal: refusal)
+        }
     }
 }
