@@ -70,15 +70,16 @@ package final class LoadingSession: Sendable {
     ///   - request: what to load.
     ///   - body: where the body comes from when it is not `request.httpBody` (uploads).
     ///   - destination: whether the final body is kept in memory or written to a file.
+    ///   - resumption: for a file destination, the partial file to continue (with `Range` and `If-Range`).
     ///   - delegate: hears the task's events.
     ///   - owner: what the task works for (the API layer's request), for the delegate to find it.
     package func makeTask(
         with request: URLRequest, body: RequestBody? = nil, destination: LoadingTask.Destination = .memory,
-        delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)? = nil
+        resuming resumption: DownloadResumption? = nil, delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)? = nil
     ) -> LoadingTask {
         LoadingTask(
             session: self, identifier: lastTaskIdentifier.add(1, ordering: .relaxed).newValue, request: request, body: body,
-            destination: destination, delegate: delegate, owner: owner)
+            destination: destination, resuming: resumption, delegate: delegate, owner: owner)
     }
 
     /// The configuration's stored credential for `protectionSpace`, matched field by field.

@@ -90,30 +90,39 @@ extension LoadingTask {
             // A declined redirect's body was read already: there is no file.
             guard pending != nil || local != nil else { return perform(state.withLock { $0.machine.bodyReceived() }) }
             let url = response?.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            let plan = downloadPlan(for: response, streamed: pending != nil, directory: directory)
+            if let offset = plan.reportedOffset {
+                delegate.loadingTask(self, didResumeAtOffset: offset, expectedTotalBytes: plan.expectedTotalBytes ?? -1)
+            }
+            let (offset, expected) = (plan.offset ?? 0, plan.expectedTotalBytes)
+            var written: (@Sendable (Int64) -> Void)?
+            if plan.countsWrittenBytes {
+                written = { [weak self] count in self?.didReceiveBody(totalBytes: offset + count, expected: expected) }
+            }
             let work = Task {
-                let file = DownloadFile.temporaryURL(in: directory)
                 do {
                     if let (streamed, request) = pending {
-                        try await DownloadFile.write(streamed.body, to: file)
+                        try await DownloadFile.write(streamed.body, to: plan.file, at: plan.offset, written: written)
                         let transaction = try await transaction(of: streamed, request: request, response: response)
                         state.withLock { $0.transactions.append(transaction) }
                     } else if let local {
-                        try await DownloadFile.write(local, to: file)
+                        try await DownloadFile.write(local, to: plan.file)
                     }
                     // A cancel that came while the file was written ends the task here, as URLSession
                     // does not hand a cancelled download's file over.
                     try Task.checkCancellation()
+                    handOverDownloadFile()
                     // The delegate moves the file (a copy, across volumes) and runs user code: off the
                     // concurrency pool, as URLSession calls it on its delegate queue.
                     await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
                         DispatchQueue.global().async {
-                            self.delegate.loadingTask(self, didFinishDownloadingTo: file)
+                            self.delegate.loadingTask(self, didFinishDownloadingTo: plan.file)
                             finished.resume()
                         }
                     }
                     perform(state.withLock { $0.machine.bodyReceived() })
                 } catch {
-                    try? FileManager.default.removeItem(at: file)
+                    // The partial file stays until the task completes, which keeps it for resume data or removes it.
                     exchangeFailed(LoadingSession.urlError(error, url: url))
                 }
             }

@@ -112,6 +112,16 @@ package final class LoadingTask: Sendable {
         var bytesExpectedToSend: Int64 = 0
         var bytesReceived: Int64 = 0
         var bytesExpectedToReceive: Int64 = -1
+        /// The part of a download the next exchange asks for, from a resumption (nil once answered).
+        var resumption: DownloadResumption?
+        /// Whether the delegate still has to hear where a resumed download continues.
+        var reportsResumeOffset = false
+        /// The file a download is writing, until it is handed to the delegate.
+        var downloadFile: URL?
+        /// What resume data for that file would say (its offset is the file's size when it is made).
+        var resumable: DownloadResumption?
+        /// Hears the resumption a cancel produced.
+        var resumeDataHandler: (@Sendable (DownloadResumption?) -> Void)?
 
         var snapshot: Snapshot {
             let status: Status =
@@ -145,7 +155,7 @@ package final class LoadingTask: Sendable {
 
     init(
         session: LoadingSession, identifier: Int, request: URLRequest, body: RequestBody?, destination: Destination,
-        delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)?
+        resuming resumption: DownloadResumption?, delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)?
     ) {
         self.session = session
         self.taskIdentifier = identifier
@@ -153,7 +163,14 @@ package final class LoadingTask: Sendable {
         self.originalRequest = request
         self.destination = destination
         self.delegate = delegate
-        self.state = Mutex(State(currentRequest: request, body: body))
+        var state = State(currentRequest: request, body: body)
+        if let resumption, case .file = destination {
+            state.resumption = resumption
+            state.resumable = resumption
+            state.downloadFile = resumption.file
+            state.reportsResumeOffset = true
+        }
+        self.state = Mutex(state)
     }
 
     /// The task's state, request, response and byte counts now.
@@ -182,6 +199,18 @@ package final class LoadingTask: Sendable {
     /// Stops the task wherever it is; it completes with `.cancelled` (once).
     package func cancel() {
         perform(state.withLock { $0.machine.cancel() })
+    }
+
+    /// Cancels a download, keeping its partial file for a later task to continue: `handler` hears
+    /// what that task needs (nil when the download cannot be continued), before the task completes.
+    /// It is not called when the task had already completed or been cancelled.
+    package func cancel(producingResumeData handler: @escaping @Sendable (DownloadResumption?) -> Void) {
+        perform(
+            state.withLock { state in
+                let action = state.machine.cancel()
+                if action != .none { state.resumeDataHandler = handler }
+                return action
+            })
     }
 
     // MARK: Performing the machine's actions
@@ -234,7 +263,7 @@ package final class LoadingTask: Sendable {
     // MARK: Exchanges
 
     private func startExchange(hop: Int) {
-        let (request, body, generation, authorization, validators) = state.withLock { state in
+        let (request, body, generation, authorization, validators, resumption) = state.withLock { state in
             state.exchangeCarriesAnswer = state.authorization != nil
             state.isExemptFromCache = false
             state.collectedBody = nil
@@ -248,7 +277,7 @@ package final class LoadingTask: Sendable {
             state.workGeneration += 1
             return (
                 state.currentRequest, state.body, state.workGeneration, state.authorization,
-                hop == 0 ? state.revalidating?.validators ?? [] : []
+                hop == 0 ? state.revalidating?.validators ?? [] : [], state.resumption
             )
         }
         guard let url = request.url else {
@@ -268,10 +297,16 @@ package final class LoadingTask: Sendable {
         if let authorization { sent.setValue(authorization, forHTTPHeaderField: "Authorization") }
         // And a revalidation's conditions.
         for validator in validators { sent.setValue(validator.value, forHTTPHeaderField: validator.name) }
+        // And a resumed download's range.
+        let continuing = resumption.flatMap { continueDownload(from: $0, on: &sent) }
         var transportRequest = session.transportRequest(for: sent, url: url, body: body)
         transportRequest.onUploadProgress = { [weak self] sent, expected in self?.didSendBody(totalBytesSent: sent, expected: expected) }
-        transportRequest.onDownloadProgress = { [weak self] received, expected in
-            self?.didReceiveBody(totalBytes: received, expected: expected)
+        // A download counts its progress as bytes written to its file (a continued one's include the
+        // offset), as URLSession's `didWriteData` does; the transport may have read further ahead.
+        if destination == .memory || destination == .stream {
+            transportRequest.onDownloadProgress = { [weak self] received, expected in
+                self?.didReceiveBody(totalBytes: received, expected: expected)
+            }
         }
         state.withLock { $0.sentHeaders = transportRequest.headers }
         switch destination {
@@ -302,6 +337,14 @@ package final class LoadingTask: Sendable {
                     let wire = LoadingSession.httpURLResponse(streamed.head, url: url)
                     let outcome = await self.withStorageWrites(for: streamed.head, response: wire, request: request) {
                         self.outcome(of: streamed.head, wire: wire, request: request)
+                    }
+                    if let continuing, outcome.verdict.verdict == .final, outcome.storedBody == nil, let response = outcome.response,
+                        continuing.continuation(after: response) == .askAgain
+                    {
+                        // Not the bytes asked for: read and drop them, then ask for the whole body.
+                        for try await _ in streamed.body {}
+                        let transaction = try await self.transaction(of: streamed, request: request, response: wire)
+                        return self.askAgainWithoutRange(recording: transaction)
                     }
                     guard outcome.verdict.verdict == .redirect || outcome.storedBody != nil else {
                         // Its body is read once the delegate has decided.
@@ -347,6 +390,7 @@ package final class LoadingTask: Sendable {
     // MARK: Completion
 
     private func complete(_ failure: LoadingTaskStateMachine.Failure?) {
+        let (resumption, resumeDataHandler) = settleDownloadFile(failure)
         let (currentURL, transactions, exchangeError, redirects) = state.withLock { state in
             // Nothing more will run: drop what the task held, a body not read included.
             state.cancelWork = nil
@@ -373,12 +417,17 @@ package final class LoadingTask: Sendable {
         case .resourceUnavailable: error = URLError(.resourceUnavailable, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case .exchangeFailed: error = exchangeError ?? URLError(.unknown, userInfo: [NSURLErrorFailingURLErrorKey: url])
         }
-        state.withLock { $0.error = error }
+        // As URLSession does, the error of a download that can be continued carries its resume data.
+        let finalError = error.map { error in
+            resumption.map { URLError(error.code, userInfo: error.userInfo.merging([Self.resumeDataKey: $0.encoded()]) { $1 }) } ?? error
+        }
+        state.withLock { $0.error = finalError }
+        resumeDataHandler?(resumption)
         let metrics = TaskMetrics(
             transactionMetrics: transactions, taskInterval: DateInterval(start: started, end: max(started, Date())),
             redirectCount: redirects)
         delegate.loadingTask(self, didFinishCollecting: metrics)
-        delegate.loadingTask(self, didCompleteWithError: error)
+        delegate.loadingTask(self, didCompleteWithError: finalError)
         ownerState.withLock { $0 = nil }
     }
 }

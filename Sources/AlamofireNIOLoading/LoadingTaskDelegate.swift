@@ -12,7 +12,7 @@ package import FoundationNetworking
 /// ```
 /// (willPerformHTTPRedirection | didReceiveChallenge | needNewBodyStream)*   per extra hop
 /// didSendBodyData* and didReceiveBodyBytes*                                 as bytes move
-/// didReceiveResponse → didReceiveData (memory) or didFinishDownloadingTo (file)
+/// didReceiveResponse → didReceiveData (memory) or [didResumeAtOffset] didFinishDownloadingTo (file)
 /// willCacheResponse (when the cache policy would store it)
 /// didFinishCollectingMetrics → didCompleteWithError, exactly once
 /// ```
@@ -52,6 +52,10 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
     /// one only once this returns, so a delegate whose consumer falls behind stops the socket's
     /// reads (back-pressure). It must return when the calling `Task` is cancelled.
     func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async
+
+    /// A download continued from a resumption is receiving its body from `fileOffset` (0 when the
+    /// server sent the whole body again); `expectedTotalBytes` is the whole length, or -1.
+    func loadingTask(_ task: LoadingTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64)
 
     /// The final response's body, when written to a file: the file at `location` is the delegate's
     /// to move or remove. Called on a Dispatch thread, never an event loop or the concurrency pool,
@@ -102,6 +106,8 @@ extension LoadingTaskDelegate {
     package func loadingTask(_ task: LoadingTask, didReceive data: Data) {}
 
     package func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async {}
+
+    package func loadingTask(_ task: LoadingTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {}
 
     package func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL) {}
 

@@ -13,6 +13,7 @@ import Foundation
 ///             a challenge to answer   ─▶ awaitingChallenge ─retry─▶ exchanging(hop + 1)
 ///                                                    └─ a stream body to replace ─▶ awaitingBodyStream
 ///             otherwise               ─▶ awaitingDisposition ─allow─▶ receivingBody ─▶ completed
+///   exchanging(hop) ─a continued download's 416 or wrong range─▶ exchanging(hop + 1), without a range
 /// ```
 /// Cancelling while an exchange or a body is under way asks the task to stop it and waits for it
 /// to report; cancelling while a delegate decides completes at once (the late answer is ignored).
@@ -138,6 +139,15 @@ package struct LoadingTaskStateMachine: Sendable {
             state = .awaitingDisposition(hop: hop)
             return .deliverResponse
         }
+    }
+
+    /// A continued download's response was not the range asked for (its body was dropped): the
+    /// request goes again, without a range.
+    package mutating func restartRequested() -> Action {
+        guard case .exchanging(let hop) = state else { return .none }
+        if isCancelled { return complete(.cancelled) }
+        state = .exchanging(hop: hop + 1)
+        return .startExchange(hop: hop + 1)
     }
 
     /// The exchange failed before a response, or while its body arrived.

@@ -86,6 +86,43 @@ import FoundationNetworking
         }
     }
 
+    /// The guide's "Resuming a Download": `cancel { data in resumeData = data }`, then
+    /// `AF.download(resumingWith:)`. The cancel waits for the first bytes here, since a download
+    /// cancelled before its task exists has nothing to resume (in Alamofire too).
+    @Test func resumingADownloadFromItsResumeData() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let resumeData = await completion { (done: @escaping @Sendable (Data?) -> Void) in
+                let download = AF.download(server.url("/range/40000?chunk_size=1000&duration=1"))
+                download.downloadProgress { progress in
+                    guard progress.completedUnitCount > 0 else { return }
+                    download.cancel { data in done(data) }
+                }
+                download.responseData(queue: testQueue) { _ in }
+            }
+            let response = await completion { done in
+                AF.download(resumingWith: resumeData!).responseData(queue: testQueue, completionHandler: done)
+            }
+            #expect(response.value?.count == 40000)
+            #expect(response.response?.statusCode == 206)
+            if let fileURL = response.fileURL { try? FileManager.default.removeItem(at: fileURL) }
+        }
+    }
+
+    /// Version 3's "Accessing Resume Data for Failed Downloads": a transfer cut short leaves
+    /// `download.resumeData`.
+    @Test func accessingResumeDataOfAFailedDownload() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let download = AF.download(server.url("/range/40000?chunk_size=1000&abort_at=12000"))
+            let response = await completion { done in download.response(queue: testQueue, completionHandler: done) }
+            let resumeData = try #require(download.resumeData)
+            #expect(response.resumeData == resumeData)
+            #expect(String(data: resumeData, encoding: .utf8)?.contains("\"bytesReceived\":12000") == true)
+            let resumed = await AF.download(resumingWith: resumeData).serializingData().response
+            #expect(resumed.value?.count == 40000)
+            if let fileURL = resumed.fileURL { try? FileManager.default.removeItem(at: fileURL) }
+        }
+    }
+
     @Test func uploadingDataAndAFile() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let data = Data("data".utf8)

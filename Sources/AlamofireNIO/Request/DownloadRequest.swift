@@ -48,6 +48,8 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     public enum Downloadable: Sendable {
         /// A request to send.
         case request(any URLRequestConvertible)
+        /// Resume data from an earlier download, to continue it (see ``resumeData``).
+        case resumeData(Data)
     }
 
     /// What this download is made from.
@@ -55,6 +57,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     /// Where the file goes; nil leaves it at its temporary URL.
     public let destination: Destination?
     let fileManager: FileManager
+    let resumeState = Mutex(ResumeState())
 
     init(
         downloadable: Downloadable, underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
@@ -72,6 +75,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     override func makeInitialURLRequest() throws -> URLRequest {
         switch downloadable {
         case .request(let convertible): try convertible.asURLRequest()
+        case .resumeData: try resumption().request
         }
     }
 
@@ -80,6 +84,20 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     }
 
     override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingDownloadTask(task) }
+
+    override func loadingResumption(for urlRequest: URLRequest) -> DownloadResumption? {
+        takeResumption(for: urlRequest)
+    }
+
+    /// A cancel that asked for resume data keeps the partial file and records the data before the task completes.
+    override func cancelLoadingTask(_ task: LoadingTask) {
+        guard let handler = resumeState.withLock({ $0.takeResumeDataHandler() }) else { return task.cancel() }
+        task.cancel(producingResumeData: { resumption in
+            let data = resumption?.encoded()
+            self.mutableState.withLock { $0.resumeData = data }
+            handler(data)
+        })
+    }
 
     /// The body is in a temporary file at `location`: move it where the destination says, as Alamofire does before
     /// the task completes (a failed move becomes the request's error and leaves no file behind).
@@ -130,17 +148,21 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     }
 
     /// A retried download starts a new file: the last attempt's temporary one is removed (a file
-    /// already moved to a destination stays there, as with Alamofire).
+    /// already moved to a destination stays there, as with Alamofire). An attempt that failed with
+    /// resume data is continued instead.
     override func prepareForRetry() {
         if destination == nil, let fileURL { try? fileManager.removeItem(at: fileURL) }
+        keepResumptionForRetry()
         super.prepareForRetry()
     }
 
     /// Where the body is now: the destination once moved, else the temporary file; nil before.
     public var fileURL: URL? { mutableState.withLock { $0.fileURL } }
 
-    /// Data to resume from; downloads here are not resumable yet, so always nil.
-    public var resumeData: Data? { nil }
+    /// If the download is resumable and is eventually cancelled or fails, this value may be used to resume the
+    /// download using the `download(resumingWith:)` API: the resume data `cancel(producingResumeData: true)` produced,
+    /// else the resume data the error carries (``AFError/downloadResumeData``).
+    public var resumeData: Data? { outcome.resumeData }
 
     // MARK: Validation
 

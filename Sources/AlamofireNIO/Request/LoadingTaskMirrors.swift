@@ -100,4 +100,8 @@ final class LoadingDownloadTask: URLSessionDownloadTask, @unchecked Sendable {
     override func resume() { mirror.task.resume() }
     override func suspend() { mirror.task.suspend() }
     override func cancel() { mirror.task.cancel() }
+    override func cancel(byProducingResumeData completionHandler: @escaping (Data?) -> Void) {
+        let completionHandler = UncheckedSendable(completionHandler)
+        mirror.task.cancel(producingResumeData: { completionHandler.value($0?.encoded()) })
+    }
 }

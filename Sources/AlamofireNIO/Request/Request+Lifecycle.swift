@@ -148,7 +148,8 @@ extension Request {
     /// as the request's state says.
     func createTask(for urlRequest: URLRequest) {
         let task = session.loading.makeTask(
-            with: urlRequest, body: loadingBody(), destination: loadingDestination(), delegate: session.delegate, owner: self)
+            with: urlRequest, body: loadingBody(), destination: loadingDestination(), resuming: loadingResumption(for: urlRequest),
+            delegate: session.delegate, owner: self)
         decideThenPerform { state in
             let action = state.machine.taskCreated(task)
             guard action != .discard else { return [] }

@@ -17,13 +17,16 @@ extension Request {
         let fileURL: URL?
         let metrics: TaskMetrics?
         let error: AFError?
+        /// A download's resume data: its cancel's, else its error's.
+        var resumeData: Data? { storedResumeData ?? error?.downloadResumeData }
+        let storedResumeData: Data?
     }
 
     var outcome: Outcome {
         mutableState.withLock { state in
             Outcome(
                 request: state.requests.last, response: state.response, data: state.data, fileURL: state.fileURL,
-                metrics: state.allMetrics.last, error: state.machine.error)
+                metrics: state.allMetrics.last, error: state.machine.error, storedResumeData: state.resumeData)
         }
     }
 

@@ -89,6 +89,8 @@ public class Request: @unchecked Sendable {
         var data: Data?
         /// Where a download's body was written (and then moved to).
         var fileURL: URL?
+        /// The resume data a download's cancel produced.
+        var resumeData: Data?
         var uploadProgressState = TransferProgress()
         var downloadProgressState = TransferProgress()
         var validators: [@Sendable () -> Void] = []
@@ -156,6 +158,9 @@ public class Request: @unchecked Sendable {
 
     /// Where the response body goes: memory, or a file for downloads.
     func loadingDestination() -> LoadingTask.Destination { .memory }
+
+    /// The partial file a download's task continues, if any.
+    func loadingResumption(for urlRequest: URLRequest) -> DownloadResumption? { nil }
 
     /// The `URLSessionTask` that stands for `task` (a data task unless the kind says otherwise).
     func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingDataTask(task) }
@@ -239,6 +244,7 @@ public class Request: @unchecked Sendable {
             state.response = nil
             state.data = nil
             state.fileURL = nil
+            state.resumeData = nil
         }
         resetProgress()
     }

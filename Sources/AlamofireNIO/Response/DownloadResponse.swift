@@ -106,7 +106,8 @@ extension DownloadResponse where Failure == AFError {
     /// A finished download's outcome with `result`, as a serializer reports it.
     init(_ outcome: Request.Outcome, result: Result<Success, AFError>, duration: TimeInterval) {
         self.init(
-            request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, resumeData: nil, metrics: outcome.metrics,
+            request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, resumeData: outcome.resumeData,
+            metrics: outcome.metrics,
             serializationDuration: duration, result: result)
     }
 }

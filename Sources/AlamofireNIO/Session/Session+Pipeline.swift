@@ -76,6 +76,10 @@ extension Session: RequestDelegate {
     }
 
     private func performSetupOperations(for request: Request) {
+        if let download = request as? DownloadRequest, case .resumeData = download.downloadable {
+            // As with Alamofire, a download made from resume data builds and adapts no `URLRequest`.
+            return rootQueue.async { download.performResumingSetup() }
+        }
         let initialRequest: URLRequest
         do {
             initialRequest = try request.makeInitialURLRequest()

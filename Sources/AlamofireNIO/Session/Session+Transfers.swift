@@ -75,6 +75,32 @@ extension Session {
                 eventMonitor: eventMonitor, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume,
                 destination: destination, fileManager: delegate.fileManager, session: self))
     }
+
+    /// Creates a `DownloadRequest` from the `resumeData` produced from a previously cancelled or failed
+    /// `DownloadRequest`, continuing its partial file with `Range` and `If-Range` requests.
+    ///
+    /// The data must be AlamofireNIO's (see ``DownloadRequest/resumeData``); data that cannot be read fails the request
+    /// with `AFError.createURLRequestFailed(error:)` and a ``DownloadRequest/ResumeDataError``. As with Alamofire, no
+    /// `URLRequest` is built or adapted for it: the session's and request's interceptors only retry.
+    ///
+    /// - Parameters:
+    ///   - data:                      The resume data from a previously cancelled or failed `DownloadRequest`.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by default.
+    ///   - shouldAutomaticallyResume: Whether the `DownloadRequest` should resume after the first response handler is
+    ///                                added. `nil` by default: the session's `startRequestsImmediately`.
+    ///   - destination:               `DownloadRequest.Destination` closure used to determine how and where the
+    ///                                downloaded file should be moved. `nil` by default.
+    /// - Returns:                     The created `DownloadRequest`.
+    public func download(
+        resumingWith data: Data, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil,
+        to destination: DownloadRequest.Destination? = nil
+    ) -> DownloadRequest {
+        prepare(
+            DownloadRequest(
+                downloadable: .resumeData(data), underlyingQueue: rootQueue, serializationQueue: serializationQueue,
+                eventMonitor: eventMonitor, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume,
+                destination: destination, fileManager: delegate.fileManager, session: self))
+    }
 }
 
 // MARK: Uploads

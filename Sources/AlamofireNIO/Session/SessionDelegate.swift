@@ -128,6 +128,15 @@ extension SessionDelegate: LoadingTaskDelegate {
         await (request(for: task) as? DataStreamRequest)?.awaitDemand()
     }
 
+    package func loadingTask(_ task: LoadingTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {
+        guard let request = request(for: task) as? DownloadRequest else { return }
+        tell(request, about: task) { monitor, session, sessionTask in
+            guard let downloadTask = sessionTask as? URLSessionDownloadTask else { return }
+            monitor.urlSession(session, downloadTask: downloadTask, didResumeAtOffset: fileOffset, expectedTotalBytes: expectedTotalBytes)
+        }
+        request.updateProgress(.download, completed: fileOffset, total: expectedTotalBytes >= 0 ? expectedTotalBytes : nil)
+    }
+
     package func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL) {
         guard let request = request(for: task) as? DownloadRequest else { return }
         tell(request, about: task) { monitor, session, sessionTask in

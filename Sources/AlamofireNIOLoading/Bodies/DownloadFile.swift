@@ -26,21 +26,36 @@ enum DownloadFile {
         }
     }
 
-    /// Streams `body` into a new file at `url`, pulling the next chunk only once the last one is
-    /// buffered, so memory stays flat whatever the size.
-    static func write(_ body: TransportResponseBody, to url: URL) async throws {
+    /// Streams `body` into the file at `url`, pulling the next chunk only once the last one is
+    /// buffered, so memory stays flat whatever the size. With an `offset` the body continues an
+    /// existing file from there (anything after it is cut off); without one it makes a new file.
+    /// `written` hears the body's byte count after each chunk. What arrived before a failure or a
+    /// cancel is on disk when this throws.
+    static func write(
+        _ body: TransportResponseBody, to url: URL, at offset: Int64? = nil, written: (@Sendable (Int64) -> Void)? = nil
+    ) async throws {
         do {
-            try await FileSystem.shared.withFileHandle(
-                forWritingAt: FilePath(url.path), options: .newFile(replaceExisting: true)
-            ) { handle in
-                try await handle.withBufferedWriter(capacity: .bytes(Int64(writeBlockSize))) { writer in
+            // Written in place (not to a hidden file renamed on success), so that what arrived before a failure stays.
+            let options: OpenOptions.Write = .modifyFile(createIfNecessary: offset == nil)
+            try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(url.path), options: options) { handle in
+                try await handle.resize(to: .bytes(offset ?? 0))
+                try await handle.withBufferedWriter(startingAtAbsoluteOffset: offset ?? 0, capacity: .bytes(Int64(writeBlockSize))) {
+                    writer in
+                    var count: Int64 = 0
                     for try await chunk in body {
                         try await writer.write(contentsOf: chunk)
+                        count += Int64(chunk.readableBytes)
+                        written?(count)
                     }
                 }
             }
         } catch let error as FileSystemError {
             throw TransportError(.cannotCreateFile, "cannot write the downloaded file \(url.path)", underlyingError: error)
         }
+    }
+
+    /// The size of the file at `url`, or nil when there is none.
+    static func size(of url: URL) -> Int64? {
+        (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size].flatMap { ($0 as? NSNumber)?.int64Value }
     }
 }

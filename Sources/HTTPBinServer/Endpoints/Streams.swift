@@ -104,16 +104,25 @@ enum Streams {
         return try ex.json(try await Echo.requestDescription(ex))
     }
 
-    /// `/range/:n?chunk_size=&duration=`: n bytes of `abc…z` repeated, honouring `Range` and `If-Range`
-    /// with 206 and 416 as RFC 9110 asks. Its ETag is `range<n>`.
+    /// `/range/:n?chunk_size=&duration=&etag=&last_modified=&ignore_if_range=&abort_at=`: n bytes of
+    /// `abc…z` repeated, honouring `Range` and `If-Range` with 206 and 416 as RFC 9110 asks. Its ETag
+    /// is `range<n>`, or `etag` (none when `etag=none`); with `last_modified` it also has a fixed
+    /// `Last-Modified`, which `If-Range` may name instead. `ignore_if_range` answers a range with 206
+    /// whatever `If-Range` says (a server that does not check it); `abort_at=k` closes the connection
+    /// once k bytes of a whole (200) body are sent.
     static func range(_ ex: Exchange, _ rest: [String]) throws -> Response {
         try ex.require(.get)
         let length = try lengthParameter(rest)
-        let etag = "\"range\(length)\""
-        var headers: HTTPFields = [.contentType: "application/octet-stream", .acceptRanges: "bytes", .eTag: etag]
+        let etag: String? = ex.queryValue("etag").map { $0 == "none" ? nil : "\"\($0)\"" } ?? "\"range\(length)\""
+        let lastModified = ex.queryValue("last_modified") != nil ? "Wed, 21 Oct 2026 07:28:00 GMT" : nil
+        var headers: HTTPFields = [.contentType: "application/octet-stream", .acceptRanges: "bytes"]
+        if let etag { headers[.eTag] = etag }
+        if let lastModified { headers[.lastModified] = lastModified }
         var selection = 0..<length
         var status = HTTPResponse.Status.ok
-        let ifRangeMatches = ex.headers[.ifRange].map { $0 == etag } ?? true
+        let ifRangeMatches =
+            ex.queryValue("ignore_if_range") != nil
+            || ex.headers[.ifRange].map { value in (etag.map { $0 == value } ?? false) || value == lastModified } ?? true
         if let rangeHeader = ex.headers[.range], ifRangeMatches {
             switch ByteRange.parse(rangeHeader, length: length) {
             case .satisfiable(let range):
@@ -127,6 +136,8 @@ enum Streams {
                 break
             }
         }
+        // Only a whole body is cut short, so a client can continue it with a range.
+        let abortAt = status == .ok ? ex.queryValue("abort_at").flatMap(Int.init) : nil
         let size = max(1, ex.queryValue("chunk_size").flatMap(Int.init) ?? 10 * 1024)
         let duration = max(0, ex.queryValue("duration").flatMap(Double.init) ?? 0)
         let chunks = (selection.count + size - 1) / size
@@ -138,8 +149,13 @@ enum Streams {
         let body = ResponseBody(contentLength: selection.count) { [selection] writer in
             var offset = selection.lowerBound
             while offset < selection.upperBound {
-                let end = min(offset + size, selection.upperBound)
+                var end = min(offset + size, selection.upperBound)
+                if let abortAt, end >= abortAt { end = max(offset, abortAt) }
                 try await writer.write(pattern.getSlice(at: offset % 26, length: end - offset)!)
+                if let abortAt, end >= abortAt {
+                    // Leaves the body short: the connection closes with bytes still promised.
+                    throw HTTPBinError(.internalServerError)
+                }
                 offset = end
                 try await Exchange.pause(pause, unlessClosed: channel)
             }

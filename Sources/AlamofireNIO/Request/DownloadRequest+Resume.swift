@@ -1,0 +1,163 @@
+import AlamofireNIOLoading
+public import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// Resumable downloads. A download cancelled with `cancel(producingResumeData: true)` (or
+// `cancel(byProducingResumeData:)`), or one whose transfer failed, keeps its partial file in the
+// session's temporary directory and describes it in resume data; `Session.download(resumingWith:)`
+// continues it with `Range` and `If-Range`. The resume data is AlamofireNIO's own (Apple's archived
+// `NSURLSessionResumeInfo` cannot be read or made on Linux): versioned JSON, described on
+// `DownloadResumption` and in the README. A download can be continued only when it was a GET and its
+// response had a strong `ETag` or a `Last-Modified`, as with URLSession.
+
+extension DownloadRequest {
+    /// Why `Session.download(resumingWith:)` cannot use the resume data it was given; it fails the request as
+    /// `AFError.createURLRequestFailed(error:)`.
+    public enum ResumeDataError: Error, Equatable, Sendable, LocalizedError {
+        /// The data is not AlamofireNIO resume data: corrupt, or from elsewhere (such as Apple's URLSession).
+        case unreadable
+        /// The data was written by a newer format version than this library reads.
+        case unsupportedVersion(Int)
+        /// The data's URL is not an absolute `http` or `https` URL.
+        case invalidURL(String)
+        /// The data's partial file name is not a plain file name.
+        case invalidTemporaryFileName(String)
+        /// The data names no validator (`ETag` or `Last-Modified`), a negative length, or a method other than GET.
+        case notResumable
+
+        public var errorDescription: String? {
+            switch self {
+            case .unreadable: "The resume data is not AlamofireNIO resume data; it is corrupt or comes from another library."
+            case .unsupportedVersion(let version): "The resume data has format version \(version), which this version cannot read."
+            case .invalidURL(let url): "The resume data's URL \"\(url)\" is not an absolute http or https URL."
+            case .invalidTemporaryFileName(let name): "The resume data's file name \"\(name)\" is not a plain file name."
+            case .notResumable: "The resume data does not describe a download that can be continued."
+            }
+        }
+
+        init(_ error: DownloadResumption.DecodingError) {
+            switch error {
+            case .unreadable: self = .unreadable
+            case .unsupportedVersion(let version): self = .unsupportedVersion(version)
+            case .invalidURL(let url): self = .invalidURL(url)
+            case .invalidTemporaryFileName(let name): self = .invalidTemporaryFileName(name)
+            case .notResumable: self = .notResumable
+            }
+        }
+    }
+
+    /// What a download keeps between its cancel or failed attempt and the task that continues it.
+    struct ResumeState {
+        /// The handler of a cancel that asked for resume data, until the task is cancelled.
+        var resumeDataHandler: (@Sendable (Data?) -> Void)?
+        /// The partial file the next attempt continues.
+        var nextResumption: DownloadResumption?
+
+        mutating func takeResumeDataHandler() -> (@Sendable (Data?) -> Void)? {
+            defer { resumeDataHandler = nil }
+            return resumeDataHandler
+        }
+    }
+
+    /// Cancels the instance, optionally producing resume data. Once cancelled, a `DownloadRequest` can no longer be
+    /// resumed or suspended.
+    ///
+    /// - Note: If `producingResumeData` is `true`, the `resumeData` property will be populated with any resume data, if
+    ///         available.
+    ///
+    /// - Returns: The instance.
+    @discardableResult
+    public func cancel(producingResumeData shouldProduceResumeData: Bool) -> Self {
+        cancel(optionallyProducingResumeData: shouldProduceResumeData ? { @Sendable _ in } : nil)
+    }
+
+    /// Cancels the instance while producing resume data. Once cancelled, a `DownloadRequest` can no longer be resumed
+    /// or suspended.
+    ///
+    /// - Note: The resume data passed to the completion handler will also be available on the instance's `resumeData`
+    ///         property.
+    ///
+    /// - Parameter completionHandler: The completion handler that is called when the download has been successfully
+    ///                                cancelled. It is not guaranteed to be called on a particular queue, so you may
+    ///                                want use an appropriate queue to perform your work.
+    ///
+    /// - Returns:                     The instance.
+    @preconcurrency
+    @discardableResult
+    public func cancel(byProducingResumeData completionHandler: @Sendable @escaping (_ data: Data?) -> Void) -> Self {
+        cancel(optionallyProducingResumeData: completionHandler)
+    }
+
+    /// As Alamofire: the handler is called only when a task under way was cancelled (not when the request had no task
+    /// or had already finished).
+    private func cancel(optionallyProducingResumeData handler: (@Sendable (Data?) -> Void)?) -> Self {
+        guard let handler else { return cancel() }
+        resumeState.withLock { $0.resumeDataHandler = handler }
+        cancel()
+        // A cancel that found no task to stop leaves the handler uncalled.
+        resumeState.withLock { $0.resumeDataHandler = nil }
+        return self
+    }
+
+    /// The resumption the `.resumeData` this request was made from describes.
+    func resumption() throws(AFError) -> DownloadResumption {
+        guard case .resumeData(let data) = downloadable else {
+            throw AFError.createURLRequestFailed(error: ResumeDataError.unreadable)
+        }
+        do {
+            return try DownloadResumption(decoding: data, temporaryDirectory: fileManager.temporaryDirectory)
+        } catch {
+            throw AFError.createURLRequestFailed(error: ResumeDataError(error))
+        }
+    }
+
+    /// Set-up of a request made from resume data (on the root queue): as with Alamofire, no `URLRequest` is built or
+    /// adapted; the task is made from the data at once. Data that cannot be read fails the request.
+    func performResumingSetup() {
+        let resumption: DownloadResumption
+        if let kept = resumeState.withLock({ $0.nextResumption }) {
+            resumption = kept
+        } else {
+            do throws(AFError) {
+                resumption = try self.resumption()
+            } catch {
+                return didFailToCreateURLRequest(with: error)
+            }
+        }
+        guard !isCancelled else { return }
+        resumeState.withLock { $0.nextResumption = resumption }
+        createTask(for: resumption.request)
+    }
+
+    /// The partial file the task for `urlRequest` continues: the last failed attempt's (when it was for the same URL)
+    /// or the resume data's. One that does not apply is removed.
+    func takeResumption(for urlRequest: URLRequest) -> DownloadResumption? {
+        guard
+            var resumption = resumeState.withLock({ state in
+                defer { state.nextResumption = nil }
+                return state.nextResumption
+            })
+        else { return nil }
+        guard resumption.request.url == urlRequest.url, (urlRequest.httpMethod ?? "GET") == "GET", urlRequest.httpBody == nil else {
+            try? fileManager.removeItem(at: resumption.file)
+            return nil
+        }
+        resumption.request = urlRequest
+        return resumption
+    }
+
+    /// Before a retry: the last attempt's error may carry resume data, which the next attempt continues.
+    func keepResumptionForRetry() {
+        let data = mutableState.withLock { $0.tasks.last }?.snapshot.error?.userInfo[LoadingTask.resumeDataKey] as? Data
+        let resumption = data.flatMap { try? DownloadResumption(decoding: $0, temporaryDirectory: fileManager.temporaryDirectory) }
+        let replaced = resumeState.withLock { state in
+            defer { state.nextResumption = resumption }
+            return state.nextResumption
+        }
+        if let replaced, replaced.file != resumption?.file { try? fileManager.removeItem(at: replaced.file) }
+    }
+}

@@ -1,0 +1,126 @@
+import AlamofireNIOTransport
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a download continues from a ``DownloadResumption`` and leaves one behind: the range it asks
+/// for, what it makes of the answer, and what becomes of its partial file when it ends without
+/// success (kept for resume data, or removed).
+extension LoadingTask {
+    /// The `URLError` user-info key under which URLSession puts a failed download's resume data.
+    package static let resumeDataKey = "NSURLSessionDownloadTaskResumeData"
+
+    /// Where the body goes and from which offset, once the final response's head is known.
+    struct DownloadPlan {
+        var file: URL
+        /// Nil writes a new file; otherwise the body continues the file from here.
+        var offset: Int64?
+        /// The whole body's length, if known.
+        var expectedTotalBytes: Int64?
+        /// Whether progress is counted from the bytes written (a streamed body's; a local one reports its own).
+        var countsWrittenBytes: Bool
+        /// The offset the delegate hears the download resumed at, once.
+        var reportedOffset: Int64?
+        /// What resume data for the file would say.
+        var resumable: DownloadResumption?
+    }
+
+    /// Asks for the rest of a partial file: adds `Range` and `If-Range` to `request` and returns the
+    /// resumption, or, when the file is gone or shorter than it says, forgets it (the body then
+    /// starts over) and returns nil.
+    func continueDownload(from resumption: DownloadResumption, on request: inout URLRequest) -> DownloadResumption? {
+        guard let validator = resumption.ifRange, let size = DownloadFile.size(of: resumption.file), size >= resumption.offset else {
+            state.withLock { state in
+                state.resumption = nil
+                state.resumable = nil
+            }
+            return nil
+        }
+        request.setValue("bytes=\(resumption.offset)-", forHTTPHeaderField: "Range")
+        request.setValue(validator, forHTTPHeaderField: "If-Range")
+        return resumption
+    }
+
+    /// A continued request got a `416` or another range: its partial file goes and the request is
+    /// sent again without a range.
+    func askAgainWithoutRange(recording transaction: TransactionMetrics) {
+        let (action, file) = state.withLock { state in
+            state.transactions.append(transaction)
+            state.resumption = nil
+            state.resumable = nil
+            defer { state.downloadFile = nil }
+            return (state.machine.restartRequested(), state.downloadFile)
+        }
+        if let file { try? FileManager.default.removeItem(at: file) }
+        perform(action)
+    }
+
+    /// Decides where the final response's body goes (called once, as it starts): the partial file
+    /// continued from its offset for a matching `206`, the partial file rewritten for any other
+    /// response to a continued request, or a new file in `directory`.
+    func downloadPlan(for response: URLResponse?, streamed: Bool, directory: URL) -> DownloadPlan {
+        state.withLock { state in
+            let resumption = state.resumption
+            state.resumption = nil
+            let http = response as? HTTPURLResponse
+            // The decoded length of a compressed body is unknown.
+            let isEncoded =
+                http?.value(forHTTPHeaderField: "Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
+            let length = isEncoded ? nil : http.flatMap { $0.expectedContentLength >= 0 ? $0.expectedContentLength : nil }
+            var plan = DownloadPlan(
+                file: resumption?.file ?? state.downloadFile ?? DownloadFile.temporaryURL(in: directory), offset: nil,
+                expectedTotalBytes: length, countsWrittenBytes: streamed, reportedOffset: nil, resumable: nil)
+            if let resumption, streamed, let http, case .append(let total) = resumption.continuation(after: http) {
+                plan.offset = resumption.offset
+                plan.expectedTotalBytes = total ?? length.map { $0 + resumption.offset }
+            }
+            if state.reportsResumeOffset {
+                state.reportsResumeOffset = false
+                plan.reportedOffset = plan.offset ?? 0
+            }
+            plan.resumable = DownloadResumption.possible(
+                request: state.currentRequest, response: http, file: plan.file, offset: plan.offset ?? 0,
+                expectedTotalBytes: plan.expectedTotalBytes, previous: plan.offset == nil ? nil : resumption)
+            state.downloadFile = plan.file
+            state.resumable = plan.resumable
+            state.bytesReceived = plan.offset ?? 0
+            return plan
+        }
+    }
+
+    /// The download's file is the delegate's now: nothing removes it.
+    func handOverDownloadFile() {
+        state.withLock { state in
+            state.downloadFile = nil
+            state.resumable = nil
+        }
+    }
+
+    /// The task is completing with `failure`: a partial file is kept when resume data can describe
+    /// it (a cancel that asked for resume data, or a failed exchange) and removed otherwise. Returns
+    /// the resumption, and the handler of a cancel that asked for it.
+    func settleDownloadFile(
+        _ failure: LoadingTaskStateMachine.Failure?
+    ) -> (DownloadResumption?, (@Sendable (DownloadResumption?) -> Void)?) {
+        let (file, resumable, handler) = state.withLock { state in
+            defer {
+                state.downloadFile = nil
+                state.resumable = nil
+                state.resumeDataHandler = nil
+            }
+            return (state.downloadFile, state.resumable, state.resumeDataHandler)
+        }
+        guard let file else { return (nil, handler) }
+        let keeps = failure == .exchangeFailed || (failure == .cancelled && handler != nil)
+        if keeps, var resumable, let size = DownloadFile.size(of: file) {
+            resumable.file = file
+            resumable.offset = size
+            return (resumable, handler)
+        }
+        try? FileManager.default.removeItem(at: file)
+        return (nil, handler)
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+import HTTPBinServer
+import Synchronization
+import Testing
+
+@testable import AlamofireNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A file manager whose temporary directory is one test's own, so partial files can be counted.
+final class DownloadDirectoryFileManager: FileManager, @unchecked Sendable {
+    let directory: URL
+
+    init(directory: URL) {
+        self.directory = directory
+        super.init()
+    }
+
+    override var temporaryDirectory: URL { directory }
+
+    /// The files in the directory now.
+    var files: [String] { ((try? contentsOfDirectory(atPath: directory.path)) ?? []).sorted() }
+}
+
+/// What `/range/n` serves: the byte at offset i is the (i % 26)th letter.
+func rangeBody(_ count: Int) -> Data {
+    Data((0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+}
+
+/// Resume data as a JSON object, to read or change a field.
+func resumeDataFields(_ data: Data?) throws -> [String: Any] {
+    let data = try #require(data)
+    return try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+}
+
+func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) throws -> Data {
+    var fields = try resumeDataFields(data)
+    change(&fields)
+    return try JSONSerialization.data(withJSONObject: fields)
+}
+
+@Suite struct ResumableDownloadTests {
+    /// A session writing its downloads into a directory of the test's own.
+    func withScopedSession<T>(
+        interceptor: (any RequestInterceptor)? = nil, monitors: [any EventMonitor] = [],
+        _ body: (Session, DownloadDirectoryFileManager) async throws -> T
+    ) async throws -> T {
+        try await withTemporaryDirectory { directory in
+            let fileManager = DownloadDirectoryFileManager(directory: directory)
+            let session = Session(delegate: SessionDelegate(fileManager: fileManager), interceptor: interceptor, eventMonitors: monitors)
+            return try await body(session, fileManager)
+        }
+    }
+
+    /// Starts `url`'s download and cancels it, producing resume data, once `offset` bytes have arrived.
+    func cancelledDownload(_ session: Session, _ url: URL, after offset: Int64) async throws -> (DownloadRequest, Data?) {
+        let request = session.download(url)
+        let data = try await withTimeout(seconds: 20) {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Data?, Never>) in
+                let waiting = Mutex<CheckedContinuation<Data?, Never>?>(continuation)
+                request.downloadProgress { progress in
+                    guard progress.completedUnitCount >= offset else { return }
+                    request.cancel(byProducingResumeData: { data in waiting.withLock { $0.take() }?.resume(returning: data) })
+                }
+                request.resume()
+            }
+        }
+        return (request, data)
+    }
+
+    @Test(arguments: [2_000, 50_000, 95_000] as [Int64])
+    func aCancelledDownloadContinuesWhereItStopped(offset: Int64) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = RecordingMonitor()
+            try await withScopedSession(monitors: [monitor]) { session, fileManager in
+                let url = server.url("/range/100000?chunk_size=1000&duration=2")
+                let (cancelled, resumeData) = try await cancelledDownload(session, url, after: offset)
+                let response = await cancelled.serializingData().response
+                #expect(response.error?.isExplicitlyCancelledError == true)
+                #expect(response.resumeData == resumeData)
+                #expect(cancelled.resumeData == resumeData)
+                let fields = try resumeDataFields(resumeData)
+                let kept = try #require(fields["bytesReceived"] as? Int)
+                // Progress counts bytes written to the file, all of which are kept.
+                #expect(kept >= offset && kept < 100_000)
+                #expect(fields["version"] as? Int == 1)
+                #expect(fields["entityTag"] as? String == "\"range100000\"")
+                let name = try #require(fields["temporaryFileName"] as? String)
+                #expect(fileManager.files == [name])
+
+                let fractions = Mutex<[Int64]>([])
+                let resumed = session.download(resumingWith: try #require(resumeData))
+                    .downloadProgress { progress in fractions.withLock { $0.append(progress.completedUnitCount) } }
+                let final = await resumed.serializingData().response
+                #expect(final.response?.statusCode == 206)
+                let body = try #require(final.value)
+                #expect(sha256Hex(body) == sha256Hex(rangeBody(100_000)))
+                // Progress goes on from the bytes kept.
+                let counts = fractions.withLock { $0 }
+                #expect(counts.first == Int64(kept))
+                #expect(counts.last == 100_000)
+                #expect(resumed.downloadProgress.totalUnitCount == 100_000)
+                // As with Alamofire, no URLRequest is made for resume data.
+                #expect(resumed.request == nil)
+                #expect(await monitor.events.contains("downloadTaskDidResumeAtOffset"))
+                try? FileManager.default.removeItem(at: try #require(final.fileURL))
+                #expect(fileManager.files.isEmpty)
+            }
+        }
+    }
+
+    @Test func aValidatorByDateContinuesToo() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, _ in
+                let url = server.url("/range/60000?chunk_size=1000&duration=1&etag=none&last_modified=1")
+                let (_, resumeData) = try await cancelledDownload(session, url, after: 20_000)
+                let fields = try resumeDataFields(resumeData)
+                #expect(fields["entityTag"] == nil)
+                #expect(fields["lastModified"] as? String == "Wed, 21 Oct 2026 07:28:00 GMT")
+                let final = await session.download(resumingWith: try #require(resumeData)).serializingData().response
+                #expect(final.response?.statusCode == 206)
+                #expect(final.value == rangeBody(60_000))
+            }
+        }
+    }
+
+    @Test func aChangedValidatorStartsOver() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, fileManager in
+                let url = server.url("/range/30000?chunk_size=1000&duration=1")
+                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                // The entity the bytes came from is not the server's any more: it answers If-Range with the whole body.
+                let stale = try changingResumeData(resumeData) { $0["entityTag"] = "\"an older one\"" }
+                let final = await session.download(resumingWith: stale).serializingData().response
+                #expect(final.response?.statusCode == 200)
+                #expect(final.value == rangeBody(30_000))
+                #expect(final.metrics?.transactionMetrics.count == 1)
+                try? FileManager.default.removeItem(at: try #require(final.fileURL))
+                #expect(fileManager.files.isEmpty)
+            }
+        }
+    }
+
+    @Test func aRangeForAnotherEntityIsDroppedAndTheWholeBodyAskedFor() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, _ in
+                // A server that ignores If-Range answers with a range of its new entity: the client must not append it.
+                let url = server.url("/range/30000?chunk_size=1000&duration=1&ignore_if_range=1")
+                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let stale = try changingResumeData(resumeData) { $0["entityTag"] = "\"an older one\"" }
+                let final = await session.download(resumingWith: stale).serializingData().response
+                #expect(final.response?.statusCode == 200)
+                #expect(final.value == rangeBody(30_000))
+                #expect(final.metrics?.transactionMetrics.map { $0.response.map { ($0 as? HTTPURLResponse)?.statusCode } } == [206, 200])
+            }
+        }
+    }
+
+    @Test func anUnsatisfiableRangeStartsOver() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, fileManager in
+                let url = server.url("/range/30000?chunk_size=1000&duration=1")
+                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let fields = try resumeDataFields(resumeData)
+                // The partial file says it holds more than the resource now has.
+                let file = fileManager.directory.appendingPathComponent(try #require(fields["temporaryFileName"] as? String))
+                try Data(repeating: 0x2E, count: 40_000).write(to: file)
+                let longer = try changingResumeData(resumeData) { $0["bytesReceived"] = 40_000 }
+                let final = await session.download(resumingWith: longer).serializingData().response
+                #expect(final.metrics?.transactionMetrics.map { $0.response.map { ($0 as? HTTPURLResponse)?.statusCode } } == [416, 200])
+                #expect(final.value == rangeBody(30_000))
+            }
+        }
+    }
+
+    @Test func aMissingPartialFileStartsOver() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, fileManager in
+                let url = server.url("/range/30000?chunk_size=1000&duration=1")
+                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                for name in fileManager.files { try FileManager.default.removeItem(at: fileManager.directory.appendingPathComponent(name)) }
+                let final = await session.download(resumingWith: try #require(resumeData)).serializingData().response
+                #expect(final.response?.statusCode == 200)
+                #expect(final.value == rangeBody(30_000))
+            }
+        }
+    }
+
+    @Test func aFailedTransferCarriesResumeDataInItsError() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, fileManager in
+                let url = server.url("/range/50000?chunk_size=1000&abort_at=21000")
+                let request = session.download(url)
+                let failed = await request.serializingData().response
+                guard case .sessionTaskFailed(let underlying as URLError)? = failed.error else {
+                    Issue.record("expected sessionTaskFailed, got \(String(describing: failed.error))")
+                    return
+                }
+                #expect(underlying.code == .networkConnectionLost)
+                let resumeData = try #require(failed.error?.downloadResumeData)
+                #expect(request.resumeData == resumeData)
+                #expect(failed.resumeData == resumeData)
+                #expect(try resumeDataFields(resumeData)["bytesReceived"] as? Int == 21_000)
+                #expect(fileManager.files.count == 1)
+                let final = await session.download(resumingWith: resumeData).serializingData().response
+                #expect(final.response?.statusCode == 206)
+                #expect(final.value == rangeBody(50_000))
+            }
+        }
+    }
+
+    @Test func aRetriedDownloadContinuesTheFailedAttempt() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession(interceptor: RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0)) { session, fileManager in
+                let url = server.url("/range/50000?chunk_size=1000&abort_at=33000")
+                let response = await session.download(url).serializingData().response
+                #expect(response.value == rangeBody(50_000))
+                #expect(response.metrics?.transactionMetrics.map { $0.response.map { ($0 as? HTTPURLResponse)?.statusCode } } == [206])
+                #expect(response.resumeData == nil)
+                try? FileManager.default.removeItem(at: try #require(response.fileURL))
+                #expect(fileManager.files.isEmpty)
+            }
+        }
+    }
+
+    @Test func aDownloadWithoutValidatorProducesNoResumeDataAndLeavesNoFile() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, fileManager in
+                let url = server.url("/range/30000?chunk_size=1000&duration=1&etag=none")
+                let (request, resumeData) = try await cancelledDownload(session, url, after: 5_000)
+                _ = await request.serializingData().response
+                #expect(resumeData == nil)
+                #expect(request.resumeData == nil)
+                #expect(fileManager.files.isEmpty)
+            }
+        }
+    }
+
+    @Test func aPlainCancelRemovesThePartialFile() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, fileManager in
+                let url = server.url("/range/30000?chunk_size=1000&duration=1")
+                let request = session.download(url)
+                request.downloadProgress { progress in if progress.completedUnitCount >= 5_000 { request.cancel() } }
+                let response = await request.serializingData().response
+                #expect(response.error?.isExplicitlyCancelledError == true)
+                #expect(response.resumeData == nil)
+                #expect(fileManager.files.isEmpty)
+            }
+        }
+    }
+
+    @Test func theResumeDataHandlerIsNotCalledForAFinishedDownload() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, _ in
+                let request = session.download(server.url("/range/10"))
+                let response = await request.serializingData().response
+                let called = Mutex(false)
+                request.cancel(byProducingResumeData: { _ in called.withLock { $0 = true } })
+                #expect(response.value == rangeBody(10))
+                #expect(request.resumeData == nil)
+                // Give a wrongly scheduled call time to land.
+                try await Task.sleep(for: .milliseconds(50))
+                #expect(called.withLock { $0 } == false)
+                try? FileManager.default.removeItem(at: try #require(response.fileURL))
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (Data("not resume data".utf8), DownloadRequest.ResumeDataError.unreadable),
+        (Data(#"{"format":"AlamofireNIO.ResumeData","version":9}"#.utf8), .unsupportedVersion(9)),
+        (
+            Data(
+                #"{"format":"AlamofireNIO.ResumeData","version":1,"url":"ftp://x/y","method":"GET","headers":[],"temporaryFileName":"f","bytesReceived":1,"entityTag":"\"e\""}"#
+                    .utf8), .invalidURL("ftp://x/y")
+        ),
+        (
+            Data(
+                #"{"format":"AlamofireNIO.ResumeData","version":1,"url":"http://127.0.0.1/y","method":"GET","headers":[],"temporaryFileName":"../../etc/passwd","bytesReceived":1,"entityTag":"\"e\""}"#
+                    .utf8), .invalidTemporaryFileName("../../etc/passwd")
+        ),
+        (
+            Data(
+                #"{"format":"AlamofireNIO.ResumeData","version":1,"url":"http://127.0.0.1/y","method":"GET","headers":[],"temporaryFileName":"f","bytesReceived":1}"#
+                    .utf8), .notResumable
+        ),
+    ])
+    func resumeDataThatCannotBeUsedFailsClearly(data: Data, expected: DownloadRequest.ResumeDataError) async throws {
+        let monitor = RecordingMonitor()
+        let session = Session(eventMonitors: [monitor])
+        let response = await session.download(resumingWith: data).serializingData().response
+        guard case .createURLRequestFailed(let error as DownloadRequest.ResumeDataError)? = response.error else {
+            Issue.record("expected createURLRequestFailed, got \(String(describing: response.error))")
+            return
+        }
+        #expect(error == expected)
+        #expect(response.error?.localizedDescription.contains("resume data") == true)
+        #expect(await monitor.events.contains("didFailToCreateURLRequest"))
+    }
+}
