@@ -215,6 +215,20 @@ _ = await AF.download("\(base)/bytes/300000", to: { _, _ in (tourDirectory.appen
     .serializingData().response
 await withCheckedContinuation { continuation in progressQueue.async { continuation.resume() } }
 step("downloadProgress(queue:) on /bytes/300000", "\(fractions.entries.count) updates, last \(fractions.entries.last ?? "none")")
+// Resuming a download: cancel once bytes have arrived, keeping resume data, then continue from it.
+let resumeData = await onMain { (done: @escaping @Sendable (Data?) -> Void) in
+    let download = AF.download("\(base)/range/200000?chunk_size=2000&duration=1")
+    download.downloadProgress { progress in
+        if progress.completedUnitCount >= 50_000 { download.cancel { data in done(data) } }
+    }
+    download.responseData { _ in }
+}
+let resumed = await AF.download(resumingWith: resumeData ?? Data(), to: { _, _ in (tourDirectory.appendingPathComponent("range"), []) })
+    .serializingData().response
+step(
+    "cancel(byProducingResumeData:) then download(resumingWith:)",
+    "\(resumeData?.count ?? 0) bytes of resume data; status \(resumed.response?.statusCode ?? 0), \(resumed.value?.count ?? 0) bytes in all"
+)
 
 section("Uploading data to a server")
 let uploadedData = try await AF.upload(Data("data".utf8), to: "\(base)/post").serializingDecodable(Echo.self).value
