@@ -60,8 +60,56 @@ func soak(url: URL, count: Int) async -> String {
     return "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes())"
 }
 
+/// Inside a network namespace of its own (run under `unshare -rn`): follows the general reachability while it adds a
+/// veth pair with a default route, then takes it down, and reports the statuses the listener heard.
+func reachability() async throws -> String {
+    guard let manager = NetworkReachabilityManager(), let host = NetworkReachabilityManager(host: "10.9.0.7") else {
+        throw ProbeError.usage
+    }
+    let heard = AsyncStream.makeStream(of: NetworkReachabilityManager.NetworkReachabilityStatus.self)
+    let queue = DispatchQueue(label: "probe.reachability")
+    guard manager.startListening(onQueue: queue, onUpdatePerforming: { heard.continuation.yield($0) }) else {
+        return "statuses=listening-failed"
+    }
+    func name(_ status: NetworkReachabilityManager.NetworkReachabilityStatus) -> String {
+        switch status {
+        case .unknown: "unknown"
+        case .notReachable: "notReachable"
+        case .reachable(.ethernetOrWiFi): "reachable(ethernetOrWiFi)"
+        case .reachable(.cellular): "reachable(cellular)"
+        }
+    }
+    var iterator = heard.stream.makeAsyncIterator()
+    var statuses: [String] = []
+    func ip(_ arguments: String...) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+    }
+    // A listener that never hears the change ends the probe, instead of hanging it.
+    DispatchQueue.global().asyncAfter(deadline: .now() + 20) { heard.continuation.finish() }
+    if let first = await iterator.next() { statuses.append(name(first)) }
+    try ip("link", "add", "v0", "type", "veth", "peer", "name", "v1")
+    try ip("addr", "add", "10.9.0.1/24", "dev", "v0")
+    try ip("link", "set", "v1", "up")
+    try ip("link", "set", "v0", "up")
+    try ip("route", "add", "default", "via", "10.9.0.2", "dev", "v0")
+    if let second = await iterator.next() { statuses.append(name(second)) }
+    let hostStatus = host.status
+    try ip("link", "set", "v0", "down")
+    if let third = await iterator.next() { statuses.append(name(third)) }
+    manager.stopListening()
+    return "statuses=\(statuses.joined(separator: ",")) host=\(name(hostStatus)) after=\(name(host.status))"
+}
+
 do {
     let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments == ["reachability"] {
+        print(try await reachability())
+        exit(0)
+    }
     if arguments.count == 2, arguments[0] == "stream" {
         print(try await stream(path: arguments[1]))
         exit(0)
@@ -71,6 +119,7 @@ do {
     }
     print(await soak(url: url, count: count))
 } catch {
-    FileHandle.standardError.write(Data("usage: alamofire-probe soak URL COUNT | alamofire-probe stream PATH\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: alamofire-probe soak URL COUNT | alamofire-probe stream PATH | alamofire-probe reachability\n".utf8))
     exit(2)
 }
