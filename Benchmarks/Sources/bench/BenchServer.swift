@@ -7,7 +7,7 @@ struct BenchServer {
     let description: String
     /// Holds the served files and the workloads' scratch files (tmpfs when there is one).
     let root: URL
-    /// Where W3 downloads from and W4 uploads to.
+    /// Where W3 and W8 download from and W4 and W7 upload to.
     let largeFilePath: String
     let uploadPath: String
     let stop: @Sendable () async -> Void
@@ -15,12 +15,12 @@ struct BenchServer {
     /// The documents the workloads fetch.
     static let smallJSON = "/small.json"
     static let itemsJSON = "/items.json"
-    /// W3's file, and W4's source (in the scratch directory).
+    /// W3's and W8's file, and W4's and W7's source (in the scratch directory).
     static let largeFile = "/large.bin"
     static let uploadSource = "upload-source.bin"
 
     /// - Parameters:
-    ///   - largeFiles: whether to write W3's and W4's files (over a GiB, so only when needed).
+    ///   - largeFiles: whether to write the large files W3, W4, W7 and W8 use (over a GiB, so only when needed).
     ///   - needsDocuments: whether a workload fetches the JSON documents, which only nginx serves.
     static func start(quick: Bool, largeFiles: Bool, needsDocuments: Bool) async throws -> BenchServer {
         let shm = URL(fileURLWithPath: "/dev/shm")
@@ -39,13 +39,13 @@ struct BenchServer {
             try makeFile(root.appendingPathComponent(uploadSource), size: Sizes.upload(quick: quick))
         }
         if let nginx = try startNginx(root: root) { return nginx }
-        // HTTPBinServer has /bytes and /upload for W3 and W4, but not the documents W1, W2 and W5
-        // fetch: figures from failed requests would be worse than none.
+        // HTTPBinServer has /bytes and /upload for W3, W4, W7 and W8, but not the documents W1, W2
+        // and W5 fetch: figures from failed requests would be worse than none.
         guard !needsDocuments else {
             try? FileManager.default.removeItem(at: root)
             throw BenchServerError.nginxUnavailable
         }
-        print("nginx is not available: W3 and W4 run against HTTPBinServer instead (not comparable with nginx runs)")
+        print("nginx is not available: W3, W4, W7 and W8 run against HTTPBinServer instead (not comparable with nginx runs)")
         let server = try await HTTPBinServer.start()
         return BenchServer(
             baseURL: server.baseURL, description: "HTTPBinServer (in-process)", root: root,
@@ -194,7 +194,7 @@ enum BenchServerError: Error, CustomStringConvertible {
         switch self {
         case .nginxUnavailable:
             "nginx could not be had (apt-get update and apt-get install nginx-light failed, or it did not start): W1, W2 and W5 "
-                + "need the documents it serves. Install nginx-light, or run --workload W3, W4 or W6 alone."
+                + "need the documents it serves. Install nginx-light, or run --workload W3, W4, W6, W7 or W8 alone."
         }
     }
 }

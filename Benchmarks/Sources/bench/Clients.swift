@@ -17,6 +17,10 @@ protocol BenchClient: Sendable {
     func download(_ url: URL, to destination: URL) async throws
     /// Sends the file with PUT, streamed from disk.
     func upload(_ file: URL, to url: URL) async throws
+    /// Sends the file with PUT as the one part of a `multipart/form-data` body (W7).
+    func multipartUpload(_ file: URL, to url: URL) async throws
+    /// Streams the body as `Data` chunks and returns how many bytes came (W8).
+    func stream(_ url: URL) async throws -> Int
     func shutdown() async throws
 }
 

@@ -8,7 +8,9 @@ struct WorkloadContext: Sendable {
     let slowURL: URL
     /// A directory on the same file system as the served files, for downloads and upload sources.
     let scratch: URL
+    /// What W3 and W8 download.
     let largeFilePath: String
+    /// Where W4 and W7 upload to: one path for both, so nginx stores one body at a time.
     let uploadPath: String
     let quick: Bool
 }
@@ -138,6 +140,27 @@ func workloads(quick: Bool) -> [Workload] {
                 return await group.reduce(0, +)
             }
             return Measurement(value: Double(count) / seconds(start.duration(to: .now)), errors: errors)
+        },
+        Workload(
+            id: "W7", title: "\(Sizes.upload(quick: quick) >> 20) MiB multipart upload from a file", unit: "MB/s", isolated: true,
+            connectionsPerHost: 64
+        ) { client, context in
+            // W4's source, sent as the one part of a multipart form.
+            let source = context.scratch.appendingPathComponent(BenchServer.uploadSource)
+            let start = ContinuousClock.now
+            try await client.multipartUpload(source, to: context.baseURL.appendingPathComponent(context.uploadPath))
+            return Measurement(value: Double(Sizes.upload(quick: context.quick)) / 1e6 / seconds(start.duration(to: .now)))
+        },
+        Workload(
+            id: "W8", title: "one \(Sizes.download(quick: quick) >> 20) MiB streamRequest consumed as Data chunks", unit: "MB/s",
+            isolated: true, connectionsPerHost: 64
+        ) { client, context in
+            // W3's file, consumed in memory chunk by chunk instead of written to a file.
+            let start = ContinuousClock.now
+            let count = try await client.stream(context.baseURL.appendingPathComponent(context.largeFilePath))
+            let elapsed = seconds(start.duration(to: .now))
+            guard count == Sizes.download(quick: context.quick) else { throw UnexpectedResponse(description: "streamed \(count) bytes") }
+            return Measurement(value: Double(count) / 1e6 / elapsed)
         },
     ]
 }

@@ -5,8 +5,8 @@ import HTTPBinServer
 //
 // Runs each workload through each client in turn (A B C A B C …, so drift hits all alike) and
 // prints the median, min and max of the runs, with each client's ratio to AsyncHTTPClient. Bigger
-// is better for every figure. W3, W4 and W6 run each client in a process of its own per run, so
-// that the peak RSS reported is that client's alone.
+// is better for every figure. W3, W4, W6, W7 and W8 run each client in a process of its own per
+// run, so that the peak RSS reported is that client's alone.
 
 struct Options {
     var quick = false
@@ -131,7 +131,7 @@ let selected = workloads(quick: options.quick).filter { options.workload == nil 
 let server: BenchServer
 do {
     server = try await BenchServer.start(
-        quick: options.quick, largeFiles: selected.contains { $0.id == "W3" || $0.id == "W4" },
+        quick: options.quick, largeFiles: selected.contains { ["W3", "W4", "W7", "W8"].contains($0.id) },
         needsDocuments: selected.contains { ["W1", "W2", "W5"].contains($0.id) })
 } catch let error as BenchServerError {
     FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
