@@ -39,21 +39,9 @@ import Testing
 
     /// Runs `alamofire-probe` (built beside the tests) and returns its `key=value` report.
     func runProbe(_ arguments: String...) async throws -> [String: String] {
-        let process = Process()
-        let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        process.executableURL = directory.appendingPathComponent("alamofire-probe")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        // A probe that hangs is ended, so the test fails instead of waiting forever.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 300) { if process.isRunning { process.terminate() } }
-        let data = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: output.fileHandleForReading.readDataToEndOfFile()) }
-        }
-        process.waitUntilExit()
-        var report: [String: String] = ["exit": String(process.terminationStatus)]
-        for field in String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+        let (status, output) = try await runProgram(probeURL.path, arguments, limit: 300, mergingErrors: false)
+        var report: [String: String] = ["exit": String(status)]
+        for field in output.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
             let pair = field.split(separator: "=", maxSplits: 1)
             if pair.count == 2 { report[String(pair[0])] = String(pair[1]) }
         }

@@ -168,36 +168,19 @@ final class InjectedRoutingSource: RoutingMessageSource, @unchecked Sendable {
             print("skipped: unshare and ip (util-linux, iproute2) are needed to make a network namespace")
             return
         }
-        let probe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("alamofire-probe")
-        let canUnshare = try await run("/usr/bin/unshare", ["-rn", "true"])
+        let probe = probeURL
+        let canUnshare = try await runProgram("/usr/bin/unshare", ["-rn", "true"])
         guard canUnshare.status == 0 else {
             print("skipped: this process may not create a user and network namespace (\(canUnshare.output))")
             return
         }
         // Foundation's `Process` needs a loopback socket pair: the namespace's `lo` goes up first.
-        let report = try await run("/usr/bin/unshare", ["-rn", "sh", "-c", "ip link set lo up && exec \"$0\" reachability", probe.path])
+        let report = try await runProgram(
+            "/usr/bin/unshare", ["-rn", "sh", "-c", "ip link set lo up && exec \"$0\" reachability", probe.path])
         #expect(report.status == 0)
         #expect(
             report.output.trimmingCharacters(in: .whitespacesAndNewlines)
                 == "statuses=notReachable,reachable(ethernetOrWiFi),notReachable host=reachable(ethernetOrWiFi) after=notReachable")
-    }
-
-    /// Runs a program to its end (killed after 60 s) and returns its status and output.
-    func run(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
-        let data = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: output.fileHandleForReading.readDataToEndOfFile()) }
-        }
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }
 

@@ -69,11 +69,7 @@ extension Session {
         _ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil,
         to destination: DownloadRequest.Destination? = nil
     ) -> DownloadRequest {
-        prepare(
-            DownloadRequest(
-                downloadable: .request(convertible), underlyingQueue: rootQueue, serializationQueue: serializationQueue,
-                eventMonitor: eventMonitor, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume,
-                destination: destination, fileManager: delegate.fileManager, session: self))
+        download(.request(convertible), interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, to: destination)
     }
 
     /// Creates a `DownloadRequest` from the `resumeData` produced from a previously cancelled or failed
@@ -95,11 +91,18 @@ extension Session {
         resumingWith data: Data, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil,
         to destination: DownloadRequest.Destination? = nil
     ) -> DownloadRequest {
+        download(.resumeData(data), interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, to: destination)
+    }
+
+    private func download(
+        _ downloadable: DownloadRequest.Downloadable, interceptor: (any RequestInterceptor)?, shouldAutomaticallyResume: Bool?,
+        to destination: DownloadRequest.Destination?
+    ) -> DownloadRequest {
         prepare(
             DownloadRequest(
-                downloadable: .resumeData(data), underlyingQueue: rootQueue, serializationQueue: serializationQueue,
-                eventMonitor: eventMonitor, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume,
-                destination: destination, fileManager: delegate.fileManager, session: self))
+                downloadable: downloadable, underlyingQueue: rootQueue, serializationQueue: serializationQueue, eventMonitor: eventMonitor,
+                interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, destination: destination,
+                fileManager: delegate.fileManager, session: self))
     }
 }
 
