@@ -32,12 +32,24 @@ extension LoadingTask {
     /// resumption, or, when the file is gone or shorter than it says, forgets it (the body then
     /// starts over) and returns nil.
     func continueDownload(from resumption: DownloadResumption, on request: inout URLRequest) -> DownloadResumption? {
-        guard let validator = resumption.ifRange, let size = DownloadFile.size(of: resumption.file), size >= resumption.offset else {
+        // The partial file is taken under a new name, so the same resume data cannot write into it twice.
+        var resumption = resumption
+        let taken = DownloadFile.temporaryURL(in: resumption.file.deletingLastPathComponent())
+        guard let validator = resumption.ifRange, let size = DownloadFile.size(of: resumption.file), size >= resumption.offset,
+            (try? FileManager.default.moveItem(at: resumption.file, to: taken)) != nil
+        else {
             state.withLock { state in
                 state.resumption = nil
                 state.resumable = nil
+                if state.downloadFile == resumption.file { state.downloadFile = nil }
             }
             return nil
+        }
+        resumption.file = taken
+        state.withLock { state in
+            state.resumption = resumption
+            state.resumable = resumption
+            state.downloadFile = taken
         }
         request.setValue("bytes=\(resumption.offset)-", forHTTPHeaderField: "Range")
         request.setValue(validator, forHTTPHeaderField: "If-Range")

@@ -207,9 +207,10 @@ package final class LoadingTask: Sendable {
     package func cancel(producingResumeData handler: @escaping @Sendable (DownloadResumption?) -> Void) {
         perform(
             state.withLock { state in
-                let action = state.machine.cancel()
-                if action != .none { state.resumeDataHandler = handler }
-                return action
+                // A task not yet cancelled or completed will complete as cancelled, and hears the handler then (even
+                // when the cancel waits for the cache lookup to report, and so asks for nothing now).
+                if !state.machine.isCancelled, state.machine.state != .completed { state.resumeDataHandler = handler }
+                return state.machine.cancel()
             })
     }
 

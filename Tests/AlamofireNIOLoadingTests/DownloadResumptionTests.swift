@@ -15,7 +15,8 @@ import FoundationNetworking
         var request = URLRequest(url: URL(string: "http://127.0.0.1:8080/file?x=1")!)
         request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
         return DownloadResumption(
-            request: request, file: directory.appendingPathComponent("AlamofireNIO_1.tmp"), offset: offset, entityTag: entityTag,
+            request: request, file: directory.appendingPathComponent("AlamofireNIO_00000000-0000-0000-0000-000000000000.tmp"),
+            offset: offset, entityTag: entityTag,
             lastModified: lastModified, expectedTotalBytes: 1000)
     }
 
@@ -30,7 +31,7 @@ import FoundationNetworking
         let fields = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(fields["format"] as? String == "AlamofireNIO.ResumeData")
         #expect(fields["version"] as? Int == 1)
-        #expect(fields["temporaryFileName"] as? String == "AlamofireNIO_1.tmp")
+        #expect(fields["temporaryFileName"] as? String == "AlamofireNIO_00000000-0000-0000-0000-000000000000.tmp")
         #expect(fields["bytesReceived"] as? Int == 100)
         #expect(fields["headers"] as? [[String]] == [["Authorization", "Bearer t"]])
         let decoded = try DownloadResumption(decoding: data, temporaryDirectory: directory)
@@ -39,7 +40,7 @@ import FoundationNetworking
 
     @Test func theFileIsLookedForInTheTemporaryDirectoryOnly() throws {
         let decoded = try DownloadResumption(decoding: resumption().encoded(), temporaryDirectory: URL(fileURLWithPath: "/elsewhere"))
-        #expect(decoded.file.path == "/elsewhere/AlamofireNIO_1.tmp")
+        #expect(decoded.file.path == "/elsewhere/AlamofireNIO_00000000-0000-0000-0000-000000000000.tmp")
     }
 
     @Test func aMatchingPartialResponseIsAppended() {

@@ -80,6 +80,16 @@ final class InjectedRoutingSource: RoutingMessageSource, @unchecked Sendable {
         #expect(table.defaultRouteInterface() == nil)
     }
 
+    @Test func aLinkGoingDownLosesItsRoutes() {
+        var table = RoutingTable()
+        table.apply(RTNetlink.parse(Netlink.link(2, "eth0") + Netlink.route(through: 2)))
+        table.apply(RTNetlink.parse(Netlink.link(2, "eth0", flags: 0)))
+        table.apply(RTNetlink.parse(Netlink.link(2, "eth0")))
+        // The kernel flushed the route without a message: up again, the link has none.
+        #expect(table.routes.isEmpty)
+        #expect(table.defaultRouteInterface() == nil)
+    }
+
     @Test func theMostSpecificRouteWins() {
         var table = RoutingTable()
         table.apply(

@@ -53,7 +53,10 @@ struct RoutingTable: Sendable, Equatable {
     mutating func apply(_ messages: [RTNetlink.Message]) {
         for message in messages {
             switch message {
-            case .newLink(let index, let link): links[index] = link
+            case .newLink(let index, let link):
+                links[index] = link
+                // Linux flushes a link's IPv4 routes when it goes down, without a route message for each.
+                if link.flags & RTNetlink.iffUp == 0 { routes = routes.filter { $0.outputInterface != index } }
             case .deletedLink(let index):
                 links[index] = nil
                 routes = routes.filter { $0.outputInterface != index }

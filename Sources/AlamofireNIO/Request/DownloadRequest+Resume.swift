@@ -96,11 +96,10 @@ extension DownloadRequest {
     /// or had already finished).
     private func cancel(optionallyProducingResumeData handler: (@Sendable (Data?) -> Void)?) -> Self {
         guard let handler else { return cancel() }
+        // Taken by `cancelLoadingTask`, which may run after `cancel()` returns; a cancel that finds no task to stop
+        // leaves it uncalled.
         resumeState.withLock { $0.resumeDataHandler = handler }
-        cancel()
-        // A cancel that found no task to stop leaves the handler uncalled.
-        resumeState.withLock { $0.resumeDataHandler = nil }
-        return self
+        return cancel()
     }
 
     /// The resumption the `.resumeData` this request was made from describes.

@@ -54,8 +54,17 @@ enum DownloadFile {
         }
     }
 
-    /// The size of the file at `url`, or nil when there is none.
+    /// The size of the regular file at `url` (not a link or a directory), or nil when there is none.
     static func size(of url: URL) -> Int64? {
-        (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size].flatMap { ($0 as? NSNumber)?.int64Value }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+            attributes[.type] as? FileAttributeType == .typeRegular
+        else { return nil }
+        return (attributes[.size] as? NSNumber)?.int64Value
+    }
+
+    /// Whether `name` is one `temporaryURL(in:)` makes: resume data may only name such a file.
+    static func isTemporaryName(_ name: String) -> Bool {
+        name.hasPrefix("AlamofireNIO_") && name.hasSuffix(".tmp") && name.count == "AlamofireNIO_.tmp".count + 36
+            && name.dropFirst("AlamofireNIO_".count).dropLast(4).allSatisfy { $0.isHexDigit || $0 == "-" }
     }
 }

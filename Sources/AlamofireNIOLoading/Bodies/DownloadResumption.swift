@@ -85,6 +85,8 @@ package struct DownloadResumption: Sendable, Equatable {
         guard (request.httpMethod ?? "GET").uppercased() == "GET", request.httpBody == nil, request.httpBodyStream == nil else {
             return nil
         }
+        // A 206 to a range the caller asked for: the file does not start at the body's first byte.
+        if response?.statusCode == 206, previous == nil { return nil }
         let tag = response?.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
         let date = response?.value(forHTTPHeaderField: "Last-Modified")
         let entityTag = tag ?? (response == nil || response?.statusCode == 206 ? previous?.entityTag : nil)
@@ -183,7 +185,7 @@ package struct DownloadResumption: Sendable, Equatable {
             throw .invalidURL(value.url)
         }
         let name = value.temporaryFileName
-        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { throw .invalidTemporaryFileName(name) }
+        guard DownloadFile.isTemporaryName(name) else { throw .invalidTemporaryFileName(name) }
         guard value.entityTag != nil || value.lastModified != nil, value.bytesReceived >= 0, value.method == "GET" else {
             throw .notResumable
         }

@@ -95,7 +95,7 @@ struct ConnectionFactory: Sendable {
         for address in addresses {
             do {
                 return try await connect(id: id, to: address, origin: origin, deadline: deadline, metrics: metrics, delegate: delegate)
-            } catch let error as TransportError where error.code != .cannotConnectToHost {
+            } catch let error as TransportError where error.code != .cannotConnectToHost && error.code != .notConnectedToInternet {
                 throw error
             } catch {
                 lastError = error
@@ -155,6 +155,10 @@ struct ConnectionFactory: Sendable {
         } catch {
             handshake.fail(error)
             if case ChannelError.connectTimeout = error { throw TransportError.timedOut("connecting to \(origin)") }
+            // No route to the network at all: offline, as URLSession reports it (and OfflineRetrier waits on it).
+            if let error = error as? IOError, error.errnoCode == ENETUNREACH {
+                throw TransportError(.notConnectedToInternet, "no route to \(origin)'s network", underlyingError: error)
+            }
             throw TransportError(.cannotConnectToHost, "could not connect to \(origin)", underlyingError: error)
         }
         metrics.connectEnd = .now()
