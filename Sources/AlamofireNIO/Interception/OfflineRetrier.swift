@@ -181,7 +181,7 @@ extension RequestInterceptor where Self == OfflineRetrier {
 final class NetworkPathMonitor: Sendable {
     private let source: any RoutingMessageSource
     private let accepting: @Sendable (InterfaceKind) -> Bool
-    private let table = Mutex((table: RoutingTable(), dumpsPending: 2))
+    private let followed = Mutex(FollowedRoutingTable())
 
     init(source: any RoutingMessageSource, accepting: @escaping @Sendable (InterfaceKind) -> Bool) {
         self.source = source
@@ -194,11 +194,7 @@ final class NetworkPathMonitor: Sendable {
         let started = source.start(on: queue) { [weak self] datagram in
             guard let self else { return }
             let messages = RTNetlink.parse(datagram)
-            let available = table.withLock { state in
-                state.table.apply(messages)
-                state.dumpsPending = max(0, state.dumpsPending - messages.filter { $0 == .other(type: RTNetlink.messageDone) }.count)
-                return state.dumpsPending == 0 && state.table.defaultRouteInterface(accepting: accepting) != nil
-            }
+            let available = followed.withLock { $0.apply(messages)?.defaultRouteInterface(accepting: accepting) != nil }
             if available { onAvailable() }
         }
         // Without rtnetlink (a sandbox that forbids it), nothing says the path came back: the wait times out.

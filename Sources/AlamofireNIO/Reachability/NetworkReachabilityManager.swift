@@ -76,7 +76,7 @@ open class NetworkReachabilityManager: @unchecked Sendable {
 
     /// The current network reachability status: from the table followed while listening, else read from the kernel now.
     open var status: NetworkReachabilityStatus {
-        if let table = mutableState.withLock({ $0.isListening && $0.dumpsPending == 0 ? $0.table : nil }) {
+        if let table = mutableState.withLock({ $0.isListening ? $0.followed.whole : nil }) {
             return Self.status(of: target, in: table)
         }
         return source.snapshot().map { Self.status(of: target, in: $0) } ?? .unknown
@@ -87,9 +87,7 @@ open class NetworkReachabilityManager: @unchecked Sendable {
         var listenerQueue: DispatchQueue?
         var previousStatus: NetworkReachabilityStatus?
         var isListening = false
-        var table = RoutingTable()
-        /// The link and route dumps still to end before the table is whole.
-        var dumpsPending = 2
+        var followed = FollowedRoutingTable()
     }
 
     let target: Target
@@ -166,10 +164,7 @@ open class NetworkReachabilityManager: @unchecked Sendable {
     private func received(_ messages: [RTNetlink.Message], for target: Target) {
         let table = mutableState.withLock { state -> RoutingTable? in
             guard state.isListening else { return nil }
-            state.table.apply(messages)
-            let dumpsEnded = messages.filter { $0 == .other(type: RTNetlink.messageDone) }.count
-            state.dumpsPending = max(0, state.dumpsPending - dumpsEnded)
-            return state.dumpsPending == 0 ? state.table : nil
+            return state.followed.apply(messages)
         }
         // A host's addresses are resolved outside the lock (it may ask DNS).
         guard let table else { return }

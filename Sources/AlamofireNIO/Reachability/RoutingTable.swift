@@ -106,6 +106,25 @@ struct RoutingTable: Sendable, Equatable {
     }
 }
 
+/// A routing table being followed from a source's messages: whole once the link and route dumps
+/// have both ended, then kept current by every change. Shared by the reachability manager and
+/// `OfflineRetrier`'s path monitor.
+struct FollowedRoutingTable: Sendable {
+    private(set) var table = RoutingTable()
+    /// The link and route dumps still to end before the table is whole.
+    private var dumpsPending = 2
+
+    /// The table, once whole.
+    var whole: RoutingTable? { dumpsPending == 0 ? table : nil }
+
+    /// Applies one datagram's messages; returns the table once it is whole.
+    mutating func apply(_ messages: [RTNetlink.Message]) -> RoutingTable? {
+        table.apply(messages)
+        dumpsPending = max(0, dumpsPending - messages.filter { $0 == .other(type: RTNetlink.messageDone) }.count)
+        return whole
+    }
+}
+
 /// rtnetlink's wire format (linux/netlink.h, linux/rtnetlink.h, linux/if_link.h): the constants
 /// this code needs, and a parser of the messages it reads. Every length is checked; a malformed
 /// message ends the parse of its datagram.

@@ -89,8 +89,10 @@ package struct DownloadResumption: Sendable, Equatable {
         if response?.statusCode == 206, previous == nil { return nil }
         let tag = response?.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
         let date = response?.value(forHTTPHeaderField: "Last-Modified")
-        let entityTag = tag ?? (response == nil || response?.statusCode == 206 ? previous?.entityTag : nil)
-        let lastModified = date ?? (response == nil || response?.statusCode == 206 ? previous?.lastModified : nil)
+        // A 206 continuing `previous` need not repeat its validators.
+        let continuing = response?.statusCode == 206
+        let entityTag = tag ?? (continuing ? previous?.entityTag : nil)
+        let lastModified = date ?? (continuing ? previous?.lastModified : nil)
         guard entityTag != nil || lastModified != nil else { return nil }
         return DownloadResumption(
             request: request, file: file, offset: offset, entityTag: entityTag, lastModified: lastModified,
