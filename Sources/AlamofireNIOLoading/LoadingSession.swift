@@ -75,11 +75,12 @@ package final class LoadingSession: Sendable {
     ///   - owner: what the task works for (the API layer's request), for the delegate to find it.
     package func makeTask(
         with request: URLRequest, body: RequestBody? = nil, destination: LoadingTask.Destination = .memory,
-        resuming resumption: DownloadResumption? = nil, delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)? = nil
+        resuming resumption: DownloadResumption? = nil, delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)? = nil,
+        clientIdentity: TransportClientIdentity? = nil
     ) -> LoadingTask {
         LoadingTask(
             session: self, identifier: lastTaskIdentifier.add(1, ordering: .relaxed).newValue, request: request, body: body,
-            destination: destination, resuming: resumption, delegate: delegate, owner: owner)
+            destination: destination, resuming: resumption, delegate: delegate, owner: owner, clientIdentity: clientIdentity)
     }
 
     /// The configuration's stored credential for `protectionSpace`, matched field by field.

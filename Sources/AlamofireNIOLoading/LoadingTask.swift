@@ -145,6 +145,8 @@ package final class LoadingTask: Sendable {
     let session: LoadingSession
     let destination: Destination
     let delegate: any LoadingTaskDelegate
+    /// The client certificate the task's connections present, in place of the session's.
+    let clientIdentity: TransportClientIdentity?
     /// What the task works for (the API layer's request), for the delegate to find it. Let go once
     /// the task has completed, so that an owner keeping its tasks forms no cycle.
     package var owner: (any AnyObject & Sendable)? { ownerState.withLock { $0 } }
@@ -155,9 +157,11 @@ package final class LoadingTask: Sendable {
 
     init(
         session: LoadingSession, identifier: Int, request: URLRequest, body: RequestBody?, destination: Destination,
-        resuming resumption: DownloadResumption?, delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)?
+        resuming resumption: DownloadResumption?, delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)?,
+        clientIdentity: TransportClientIdentity?
     ) {
         self.session = session
+        self.clientIdentity = clientIdentity
         self.taskIdentifier = identifier
         self.ownerState = Mutex(owner)
         self.originalRequest = request
@@ -301,6 +305,7 @@ package final class LoadingTask: Sendable {
         // And a resumed download's range.
         let continuing = resumption.flatMap { continueDownload(from: $0, on: &sent) }
         var transportRequest = session.transportRequest(for: sent, url: url, body: body)
+        transportRequest.clientIdentity = clientIdentity
         transportRequest.onUploadProgress = { [weak self] sent, expected in self?.didSendBody(totalBytesSent: sent, expected: expected) }
         // A download counts its progress as bytes written to its file (a continued one's include the
         // offset), as URLSession's `didWriteData` does; the transport may have read further ahead.

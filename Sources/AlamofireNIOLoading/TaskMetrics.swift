@@ -1,6 +1,7 @@
 import AlamofireNIOTransport
 public import Foundation
 import NIOCore
+import NIOSSL
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -73,7 +74,7 @@ public struct TransactionMetrics: Sendable, Hashable {
         responseEndDate = metrics.responseEnd.map(clock.date)
         networkProtocolName = metrics.networkProtocolName
         isReusedConnection = metrics.isReusedConnection
-        negotiatedTLSProtocolVersion = metrics.negotiatedTLSVersion.map { "\($0)" }
+        negotiatedTLSProtocolVersion = metrics.negotiatedTLSVersion.map(Self.name)
         countOfRequestHeaderBytesSent = metrics.requestHeaderBytesSent
         countOfRequestBodyBytesSent = metrics.requestBodyBytesSent
         countOfResponseHeaderBytesReceived = metrics.responseHeaderBytesReceived
@@ -111,5 +112,17 @@ struct WallClockAnchor: Sendable {
 
     func date(_ deadline: NIODeadline) -> Date {
         date.addingTimeInterval(TimeInterval(Int64(bitPattern: deadline.uptimeNanoseconds &- uptime)) / 1e9)
+    }
+}
+
+extension TransactionMetrics {
+    /// A TLS version as Security's `tls_protocol_version_t` names it, with the dot.
+    static func name(_ version: TLSVersion) -> String {
+        switch version {
+        case .tlsv1: "TLSv1.0"
+        case .tlsv11: "TLSv1.1"
+        case .tlsv12: "TLSv1.2"
+        case .tlsv13: "TLSv1.3"
+        }
     }
 }

@@ -32,6 +32,9 @@ public struct TransportRequest: Sendable {
     /// Called on an event loop as response body bytes (decoded) arrive: bytes so far and the
     /// `Content-Length`, if any and if the body is not compressed.
     public var onDownloadProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)?
+    /// The client certificate to present if the server asks for one, in place of the transport's
+    /// (``TransportTLSConfiguration/clientIdentity``). Such requests get connections of their own.
+    public var clientIdentity: TransportClientIdentity?
 
     /// - Parameters:
     ///   - method: the HTTP method.

@@ -20,7 +20,7 @@ import ServiceLifecycle
 ///
 /// It binds an ephemeral port unless told otherwise, so any number of servers can run at once. With
 /// `tls` on, it also opens one HTTPS listener per ``TLSVariant``, each presenting a certificate from
-/// ``certificates``; those listeners offer HTTP/2 and HTTP/1.1 over ALPN. The plain listener accepts
+/// ``certificates`` (the configuration's, or fresh ones); those listeners offer HTTP/2 and HTTP/1.1 over ALPN. The plain listener accepts
 /// WebSocket upgrades at `/websocket/echo`.
 public final class HTTPBinServer: Sendable {
     /// How to start a server.
@@ -35,6 +35,9 @@ public final class HTTPBinServer: Sendable {
         public var idleTimeout: Duration?
         /// Where the server logs; quiet (errors only) by default.
         public var logger: Logger
+        /// The certificates the HTTPS listeners present when `tls` is on; nil generates fresh ones.
+        /// Tests that need certificates made in advance (naming an OCSP responder, say) pass them here.
+        public var certificates: TestCertificates?
 
         /// - Parameters:
         ///   - host: the address to listen on, `127.0.0.1` by default.
@@ -42,14 +45,17 @@ public final class HTTPBinServer: Sendable {
         ///   - tls: whether to open the HTTPS listeners too.
         ///   - idleTimeout: how long idle keep-alive connections stay open.
         ///   - logger: where the server logs.
+        ///   - certificates: what the HTTPS listeners present; nil (the default) generates fresh certificates.
         public init(
-            host: String = "127.0.0.1", port: Int = 0, tls: Bool = false, idleTimeout: Duration? = nil, logger: Logger? = nil
+            host: String = "127.0.0.1", port: Int = 0, tls: Bool = false, idleTimeout: Duration? = nil, logger: Logger? = nil,
+            certificates: TestCertificates? = nil
         ) {
             self.host = host
             self.port = port
             self.tls = tls
             self.idleTimeout = idleTimeout
             self.logger = logger ?? Self.quietLogger
+            self.certificates = certificates
         }
 
         private static var quietLogger: Logger {
@@ -96,7 +102,7 @@ public final class HTTPBinServer: Sendable {
     /// - Parameter configuration: where and how to listen.
     public static func start(_ configuration: Configuration = .init()) async throws -> HTTPBinServer {
         let recorder = ConnectionRecorder()
-        let certificates = configuration.tls ? try TestCertificates.generate() : nil
+        let certificates = configuration.tls ? try configuration.certificates ?? TestCertificates.generate() : nil
         var listeners = [(builder: plainListener(configuration, recorder), scheme: "http", port: configuration.port)]
         if let certificates {
             for variant in TLSVariant.allCases {

@@ -4,7 +4,9 @@ import HTTPBinServer
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
+import SwiftASN1
 import Testing
+import X509
 
 @Suite struct TransportTLSTests {
     /// A transport that trusts only the server's test CA.
@@ -109,13 +111,13 @@ import Testing
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let certificates = try #require(server.certificates)
             let url = try #require(server.tlsURL(.mutualTLS, "/get"))
-            // NIOSSL closes without surfacing the server's certificate_required alert to the client, so the
-            // failure reads as a connection closed before the response (URLSession would say clientCertificateRequired).
+            // The server's certificate_required alert (TLS 1.3: after the client's handshake is done) is
+            // read as URLSession reports it.
             let anonymous = await transportError { try await transport(for: server).fetch(url) }
-            #expect(anonymous?.code == .networkConnectionLost)
-            let identified = try transport(for: server) { tls in
-                tls.clientIdentity = ([certificates.client.certificateDER], Array(certificates.client.privateKeyPEM.utf8))
-            }
+            #expect(anonymous?.code == .clientCertificateRequired)
+            let identity = try TransportClientIdentity(
+                certificates: [certificates.client.certificateDER], privateKey: Array(certificates.client.privateKeyPEM.utf8))
+            let identified = try transport(for: server) { tls in tls.clientIdentity = identity }
             #expect(try await identified.fetch(url).status == 200)
         }
     }
@@ -128,5 +130,33 @@ import Testing
             }
             #expect(error?.code == .timedOut)
         }
+    }
+
+    @Test func sslCertFileReplacesTheBundleAndSSLCertDirAddsEveryCertificateFile() throws {
+        let certificates = try TestCertificates.generate()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roots-\(UUID().uuidString)")
+        let hashed = directory.appendingPathComponent("hashed")
+        try FileManager.default.createDirectory(at: hashed, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("bundle.pem")
+        try Data((certificates.certificateAuthority.certificatePEM + certificates.client.certificatePEM).utf8).write(to: bundle)
+        try Data(certificates.unknownAuthority.certificateDER).write(to: hashed.appendingPathComponent("1a2b3c4d.0"))
+        try Data("junk".utf8).write(to: hashed.appendingPathComponent("README"))
+
+        func serials(_ environment: [String: String]) -> Set<String> {
+            Set(TrustAnchors.roots(environment: environment).map { "\($0.serialNumber)" })
+        }
+        let (authority, client, unknown) = try (
+            Certificate(derEncoded: certificates.certificateAuthority.certificateDER),
+            Certificate(derEncoded: certificates.client.certificateDER),
+            Certificate(derEncoded: certificates.unknownAuthority.certificateDER)
+        )
+        #expect(serials(["SSL_CERT_FILE": bundle.path]) == ["\(authority.serialNumber)", "\(client.serialNumber)"])
+        let both = serials(["SSL_CERT_FILE": bundle.path, "SSL_CERT_DIR": "/nonexistent:\(hashed.path)"])
+        #expect(both == ["\(authority.serialNumber)", "\(client.serialNumber)", "\(unknown.serialNumber)"])
+        // SSL_CERT_DIR alone keeps the distribution's bundle and adds the directory's certificates.
+        let withSystem = serials(["SSL_CERT_DIR": hashed.path])
+        #expect(withSystem.contains("\(unknown.serialNumber)"))
+        #expect(withSystem.count > 1 || !FileManager.default.fileExists(atPath: "/etc/ssl/certs/ca-certificates.crt"))
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPBinServer
 import NIOCore
@@ -76,6 +77,60 @@ func clientTLS(trusting roots: [CertificateIdentity], identity: CertificateIdent
         #expect(certificates.leaf(for: .mutualTLS).certificateDER == certificates.leaf(for: .valid).certificateDER)
         #expect(certificates.certificateAuthority.certificatePEM.hasPrefix("-----BEGIN CERTIFICATE-----"))
         #expect(certificates.certificateAuthority.publicKeySHA256.count == 32)
+    }
+
+    @Test func leavesHaveWhatPinningAndRevocationTestsNeed() throws {
+        let responder = try #require(URL(string: "http://127.0.0.1:9/"))
+        let certificates = try TestCertificates.generate(ocspResponderURL: responder)
+        func parse(_ identity: CertificateIdentity) throws -> Certificate { try Certificate(derEncoded: identity.certificateDER) }
+        let ca = try parse(certificates.certificateAuthority)
+        for variant in TLSVariant.allCases {
+            let leaf = certificates.leaf(for: variant)
+            let certificate = try parse(leaf)
+            // The serial number as openssl spells it: uppercase hex, two digits a byte, no leading zero byte.
+            let digits = Array(leaf.serialNumberHex)
+            #expect(digits.count.isMultiple(of: 2) && leaf.serialNumberHex == leaf.serialNumberHex.uppercased())
+            let bytes = stride(from: 0, to: digits.count, by: 2).compactMap { UInt8(String(digits[$0..<$0 + 2]), radix: 16) }
+            #expect(bytes == Array(certificate.serialNumber.bytes.drop { $0 == 0 }))
+            #expect(bytes.first != 0)
+            let key = try P256.Signing.PrivateKey(derRepresentation: leaf.privateKeyDER)
+            #expect(certificate.publicKey == Certificate.PublicKey(key.publicKey))
+        }
+
+        // `reissued`: `valid`'s key in a certificate of its own.
+        let valid = certificates.leaf(for: .valid)
+        let reissued = certificates.leaf(for: .reissued)
+        #expect(reissued.privateKeyDER == valid.privateKeyDER)
+        #expect(reissued.publicKeySHA256 == valid.publicKeySHA256)
+        #expect(reissued.certificateDER != valid.certificateDER)
+        #expect(reissued.serialNumberHex != valid.serialNumberHex)
+        #expect(try parse(reissued).issuer == ca.subject)
+
+        // The OCSP leaves name the responder; the others do not.
+        let ocspVariants: [TLSVariant] = [.ocspGood, .ocspRevoked, .ocspUnknown]
+        let location = AuthorityInformationAccess.AccessDescription(
+            method: .ocspServer, location: .uniformResourceIdentifier(responder.absoluteString))
+        for variant in ocspVariants {
+            let certificate = try parse(certificates.leaf(for: variant))
+            #expect(certificate.issuer == ca.subject)
+            #expect(try certificate.extensions.authorityInformationAccess.map(Array.init) == [location])
+        }
+        #expect(Set(ocspVariants.map { certificates.leaf(for: $0).serialNumberHex }).count == 3)
+        #expect(try parse(valid).extensions.authorityInformationAccess == nil)
+        let withoutResponder = try TestCertificates.generate()
+        #expect(try parse(withoutResponder.leaf(for: .ocspGood)).extensions.authorityInformationAccess == nil)
+    }
+
+    @Test func serverPresentsTheCertificatesItIsGiven() async throws {
+        let certificates = try TestCertificates.generate()
+        try await HTTPBinServer.withServer(.init(tls: true, certificates: certificates)) { server async throws in
+            #expect(server.certificates?.leaf(for: .valid).certificateDER == certificates.leaf(for: .valid).certificateDER)
+            let tls = try clientTLS(trusting: [certificates.certificateAuthority])
+            for variant in [TLSVariant.reissued, .ocspGood, .ocspRevoked, .ocspUnknown] {
+                let url = try #require(server.tlsURL(variant, "/get"))
+                #expect(try await fetch(url, tls: tls).status == 200)
+            }
+        }
     }
 
     @Test func mutualTLSDemandsAClientCertificate() async throws {

@@ -123,9 +123,10 @@ extension AFError.ServerTrustFailureReason: CustomStringConvertible {
         case .trustEvaluationFailed(let error): "Trust evaluation failed\(error.map { ": \($0.localizedDescription)" } ?? ".")"
         case .defaultEvaluationFailed(let output): "Default evaluation failed for \(output.host): \(output.error.localizedDescription)"
         case .hostValidationFailed(let output): "The certificate is not valid for \(output.host): \(output.error.localizedDescription)"
-        case .revocationCheckFailed(let output): "A certificate for \(output.host) is revoked: \(output.error.localizedDescription)"
-        case .certificatePinningFailed(let host, _, _): "No pinned certificate matched the server's for \(host)."
-        case .publicKeyPinningFailed(let host, _, _): "No pinned public key matched the server's for \(host)."
+        case .revocationCheckFailed(let output, _):
+            "The revocation check failed for \(output.host): \(output.error.localizedDescription)"
+        case .certificatePinningFailed(let host, _, _, _): "No pinned certificate matched the server's for \(host)."
+        case .publicKeyPinningFailed(let host, _, _, _): "No pinned public key matched the server's for \(host)."
         case .customEvaluationFailed(let error): "Custom trust evaluation failed: \(error.localizedDescription)"
         }
     }

@@ -71,37 +71,47 @@ public enum AFError: Error, @unchecked Sendable {
         case invalidEmptyResponse(type: String)
     }
 
-    /// Why a server was not trusted. Certificates and keys are DER bytes, since Linux has no `SecTrust`.
+    /// Why a server was not trusted. The trust, certificates and keys are AlamofireNIO's Linux
+    /// stand-ins for Security's types (``SecTrust``, ``SecCertificate``, ``SecKey``).
     public enum ServerTrustFailureReason: Sendable {
-        /// What a failed evaluation saw.
+        /// What a failed evaluation saw. Where Security reports an `OSStatus` and a
+        /// `SecTrustResultType`, Linux reports the error that says what failed.
         public struct Output: Sendable {
             /// The host evaluated.
             public let host: String
-            /// The server's certificates, DER-encoded, leaf first.
-            public let certificateChain: [[UInt8]]
-            /// Why the evaluation failed.
+            /// The trust evaluated: the server's chain.
+            public let trust: SecTrust
+            /// Why the evaluation failed: a `URLError` (an expired, untrusted or misnamed certificate,
+            /// coded as URLSession codes it) or a ``RevocationCheckError``.
             public let error: any Error
 
-            /// - Parameters:
-            ///   - host: the host evaluated.
-            ///   - certificateChain: the server's certificates.
-            ///   - error: why the evaluation failed.
-            public init(host: String, certificateChain: [[UInt8]], error: any Error) {
+            init(_ host: String, _ trust: SecTrust, _ error: any Error) {
                 self.host = host
-                self.certificateChain = certificateChain
+                self.trust = trust
                 self.error = error
             }
         }
 
+        /// No `ServerTrustEvaluator` was found for the associated host.
         case noRequiredEvaluator(host: String)
+        /// No certificates were found with which to perform the trust evaluation.
         case noCertificatesFound
+        /// No public keys were found with which to perform the trust evaluation.
         case noPublicKeysFound
+        /// `SecTrust` evaluation failed with the associated error.
         case trustEvaluationFailed(error: (any Error)?)
+        /// Default evaluation failed with the associated `Output`.
         case defaultEvaluationFailed(output: Output)
+        /// Host validation failed with the associated `Output`.
         case hostValidationFailed(output: Output)
-        case revocationCheckFailed(output: Output)
-        case certificatePinningFailed(host: String, pinnedCertificates: [[UInt8]], serverCertificates: [[UInt8]])
-        case publicKeyPinningFailed(host: String, pinnedKeys: [[UInt8]], serverKeys: [[UInt8]])
+        /// Revocation check failed with the associated `Output` and options.
+        case revocationCheckFailed(output: Output, options: RevocationTrustEvaluator.Options)
+        /// Certificate pinning failed.
+        case certificatePinningFailed(
+            host: String, trust: SecTrust, pinnedCertificates: [SecCertificate], serverCertificates: [SecCertificate])
+        /// Public key pinning failed.
+        case publicKeyPinningFailed(host: String, trust: SecTrust, pinnedKeys: [SecKey], serverKeys: [SecKey])
+        /// Custom server trust evaluation failed due to the associated `Error`.
         case customEvaluationFailed(error: any Error)
     }
 
@@ -308,7 +318,7 @@ extension AFError.ServerTrustFailureReason {
         switch self {
         case .customEvaluationFailed(let error): error
         case .trustEvaluationFailed(let error): error
-        case .defaultEvaluationFailed(let output), .hostValidationFailed(let output), .revocationCheckFailed(let output): output.error
+        case .defaultEvaluationFailed(let output), .hostValidationFailed(let output), .revocationCheckFailed(let output, _): output.error
         default: nil
         }
     }

@@ -30,6 +30,20 @@ extension Request {
         return self
     }
 
+    /// Presents `identity`'s client certificate if a server asks for one, in place of the session's.
+    ///
+    /// Alamofire takes a client certificate as `URLCredential(identity:certificates:persistence:)`,
+    /// which Linux cannot make; this is AlamofireNIO's stand-in. The request's connections are
+    /// pooled apart from those of other identities.
+    ///
+    /// - Parameter identity: The certificate chain and key to present.
+    /// - Returns:            The instance.
+    @discardableResult
+    public func authenticate(with identity: SecIdentity) -> Self {
+        mutableState.withLock { $0.clientIdentity = identity }
+        return self
+    }
+
     /// Sets the redirect handler for the instance which will be used if a redirect response is encountered. It is
     /// used instead of the session's.
     ///

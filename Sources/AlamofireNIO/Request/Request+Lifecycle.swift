@@ -149,7 +149,7 @@ extension Request {
     func createTask(for urlRequest: URLRequest) {
         let task = session.loading.makeTask(
             with: urlRequest, body: loadingBody(), destination: loadingDestination(), resuming: loadingResumption(for: urlRequest),
-            delegate: session.delegate, owner: self)
+            delegate: session.delegate, owner: self, clientIdentity: clientIdentity?.transportIdentity)
         decideThenPerform { state in
             let action = state.machine.taskCreated(task)
             guard action != .discard else { return [] }
@@ -194,7 +194,8 @@ extension Request {
     }
 
     private func didCompleteLoad(of task: LoadingTask, _ failure: URLError?) {
-        let taskError = failure.map { AFError.sessionTaskFailed(error: $0) }
+        // A server trust evaluator's own error is the request's, as Alamofire reports it.
+        let taskError = failure.map { $0.serverTrustFailure ?? AFError.sessionTaskFailed(error: $0) }
         let error = mutableState.withLock { $0.machine.loadCompleted(error: taskError) }
         if error == nil {
             // Validators may record an error.

@@ -80,6 +80,8 @@ public class Request: @unchecked Sendable {
         var redirectHandler: (any RedirectHandler)?
         var cachedResponseHandler: (any CachedResponseHandler)?
         var credential: URLCredential?
+        /// The client certificate set by `authenticate(with: SecIdentity)`.
+        var clientIdentity: SecIdentity?
         var requests: [URLRequest] = []
         /// The loading tasks made, one per attempt, and the `URLSessionTask` stand-ins made for them so far.
         var tasks: [LoadingTask] = []
@@ -284,6 +286,10 @@ public class Request: @unchecked Sendable {
         get { mutableState.withLock { $0.cachedResponseHandler } }
         set { mutableState.withLock { $0.cachedResponseHandler = newValue } }
     }
+
+    /// The client certificate this request presents, set by `authenticate(with: SecIdentity)`; nil
+    /// presents the session's, if any. (AlamofireNIO's own.)
+    public var clientIdentity: SecIdentity? { mutableState.withLock { $0.clientIdentity } }
 
     /// `URLCredential` used for authentication challenges. Created by calling one of the `authenticate` methods.
     public internal(set) var credential: URLCredential? {

@@ -103,6 +103,12 @@ open class Session: @unchecked Sendable {
     ///                               `nil` by default.
     ///   - eventMonitors:            `EventMonitor`s used by the instance. `[AlamofireNotifications()]` by default;
     ///                               `[]` means none.
+    ///   - additionalTrustRoots:     Root certificates trusted besides the system's (`SSL_CERT_FILE` and `SSL_CERT_DIR`
+    ///                               are honoured, as by OpenSSL-based tools) by the default evaluation and by
+    ///                               evaluators' default validation. `[]` by default. (AlamofireNIO's own.)
+    ///   - clientIdentity:           The client certificate presented when a server asks for one, unless a request
+    ///                               has its own (`authenticate(with: SecIdentity)`). `nil` by default. (AlamofireNIO's
+    ///                               own: Linux has no `URLCredential(identity:)`.)
     ///   - eventLoopGroup:           Where connections live: NIO's shared group by default; pass an app's own so that
     ///                               its server and its client share loops. (AlamofireNIO's own.)
     ///   - logger:                   Where the session logs; silent by default. (AlamofireNIO's own.)
@@ -119,6 +125,8 @@ open class Session: @unchecked Sendable {
         redirectHandler: (any RedirectHandler)? = nil,
         cachedResponseHandler: (any CachedResponseHandler)? = nil,
         eventMonitors: [any EventMonitor] = [AlamofireNotifications()],
+        additionalTrustRoots: [SecCertificate] = [],
+        clientIdentity: SecIdentity? = nil,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "org.alamofire.session", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
@@ -139,6 +147,9 @@ open class Session: @unchecked Sendable {
         self.urlSession = Mutex(nil)
         var transportConfiguration = HTTPTransport.Configuration()
         transportConfiguration.maximumConnectionsPerHost = max(1, configuration.httpMaximumConnectionsPerHost)
+        transportConfiguration.tls.additionalTrustRoots = additionalTrustRoots.map { Array($0.data) }
+        transportConfiguration.tls.clientIdentity = clientIdentity?.transportIdentity
+        transportConfiguration.tls.serverTrustEvaluator = serverTrustManager.map(ServerTrustBridge.transportEvaluator(for:))
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
         self.loading = LoadingSession(transport: transport, configuration: configuration)
     }
@@ -146,7 +157,7 @@ open class Session: @unchecked Sendable {
     /// Creates a `Session` from an existing `URLSession`: its configuration applies, and it is the ``session`` the
     /// event monitors see. It loads nothing; AlamofireNIO's transport does.
     ///
-    /// - Parameters: as ``init(configuration:delegate:rootQueue:startRequestsImmediately:requestSetup:requestQueue:serializationQueue:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:eventLoopGroup:logger:)``,
+    /// - Parameters: as ``init(configuration:delegate:rootQueue:startRequestsImmediately:requestSetup:requestQueue:serializationQueue:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:additionalTrustRoots:clientIdentity:eventLoopGroup:logger:)``,
     ///   with `session` in place of `configuration`.
     public convenience init(
         session: URLSession, delegate: SessionDelegate, rootQueue: DispatchQueue, startRequestsImmediately: Bool = true,

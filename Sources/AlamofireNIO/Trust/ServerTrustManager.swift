@@ -2,8 +2,9 @@ import Foundation
 
 /// Responsible for managing the mapping of `ServerTrustEvaluating` values to given hosts.
 ///
-/// A session takes one now (`Session(serverTrustManager:)`) with Alamofire's initializer; the
-/// evaluators that run against a server's certificate chain are not wired to the transport yet.
+/// A session with one (`Session(serverTrustManager:)`) asks it for each host's evaluator when it
+/// opens a TLS connection, before any byte of a request is sent; a host without one gets the
+/// default evaluation, unless ``allHostsMustBeEvaluated`` makes that an error.
 open class ServerTrustManager: @unchecked Sendable {
     /// Determines whether all hosts for this `ServerTrustManager` must be evaluated. `true` by default.
     public let allHostsMustBeEvaluated: Bool
@@ -43,7 +44,3 @@ open class ServerTrustManager: @unchecked Sendable {
         return evaluator
     }
 }
-
-/// A protocol describing the API used to evaluate server trusts. As in Alamofire built without the
-/// Security framework it has no requirement yet; the evaluation API arrives with the evaluators.
-public protocol ServerTrustEvaluating: Sendable {}

@@ -15,8 +15,10 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     var isTLS: Bool
     var host: String
     var port: Int
+    /// The client certificate connections to this origin present; part of the pool's key.
+    var clientIdentity: TransportClientIdentity?
 
-    init(url: URL) throws {
+    init(url: URL, clientIdentity: TransportClientIdentity? = nil) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw TransportError(.unsupportedURL, "only http and https URLs are supported, not \(url)")
         }
@@ -25,6 +27,7 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         self.isTLS = scheme == "https"
         self.host = host
         self.port = url.port ?? (isTLS ? 443 : 80)
+        self.clientIdentity = isTLS ? clientIdentity : nil
     }
 
     /// The `Host` header value: the port only when it is not the scheme's default.
@@ -45,6 +48,8 @@ struct ConnectionFactory: Sendable {
     let tls: TransportTLSConfiguration
     /// The TLS context and roots, or why the TLS settings are unusable (reported by https requests).
     let tlsSetup: Result<(context: NIOSSLContext, anchors: TrustAnchors), TransportError>
+    /// Contexts for requests that present a client identity of their own.
+    private let identityContexts = NIOLockedValueBox<[TransportClientIdentity: NIOSSLContext]>([:])
     let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
     let logger: Logger
 
@@ -57,27 +62,42 @@ struct ConnectionFactory: Sendable {
         self.decompressionLimit = decompressionLimit
         self.logger = logger
         do {
-            tlsSetup = .success(try Self.makeTLSSetup(tls))
+            let extraRoots = try tls.additionalTrustRoots.map { try Certificate(derEncoded: $0) }
+            let context = try NIOSSLContext(configuration: Self.clientConfiguration(tls, identity: tls.clientIdentity))
+            tlsSetup = .success((context, TrustAnchors(extraRoots, includingSystemRoots: tls.trustsSystemRoots)))
         } catch {
             tlsSetup = .failure(TransportError(.secureConnectionFailed, "the TLS settings are not usable", underlyingError: error))
         }
     }
 
-    private static func makeTLSSetup(_ tls: TransportTLSConfiguration) throws -> (context: NIOSSLContext, anchors: TrustAnchors) {
+    private static func clientConfiguration(_ tls: TransportTLSConfiguration, identity: TransportClientIdentity?) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = tls.minimumVersion
         configuration.applicationProtocols = ["http/1.1"]
         // The trust evaluator does every check, the host name included.
         configuration.certificateVerification = .noHostnameVerification
-        if let identity = tls.clientIdentity {
-            configuration.certificateChain = try identity.certificateChain.map {
-                .certificate(try NIOSSLCertificate(bytes: $0, format: .der))
-            }
-            let isPEM = identity.privateKey.starts(with: Array("-----".utf8))
-            configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: identity.privateKey, format: isPEM ? .pem : .der))
+        if let identity {
+            configuration.certificateChain = identity.certificateChain.map { .certificate($0) }
+            configuration.privateKey = .privateKey(identity.privateKey)
         }
-        let extraRoots = try tls.additionalTrustRoots.map { try Certificate(derEncoded: $0) }
-        return (try NIOSSLContext(configuration: configuration), TrustAnchors(extraRoots, includingSystemRoots: tls.trustsSystemRoots))
+        return configuration
+    }
+
+    /// The context and roots for a connection to `origin`: the transport's, or one made (once) for
+    /// the origin's own client identity.
+    private func tlsSetup(for origin: Origin) throws -> (context: NIOSSLContext, anchors: TrustAnchors) {
+        let setup = try tlsSetup.get()
+        guard let identity = origin.clientIdentity, identity != tls.clientIdentity else { return setup }
+        return try identityContexts.withLockedValue { contexts in
+            if let context = contexts[identity] { return (context, setup.anchors) }
+            do {
+                let context = try NIOSSLContext(configuration: Self.clientConfiguration(tls, identity: identity))
+                contexts[identity] = context
+                return (context, setup.anchors)
+            } catch {
+                throw TransportError(.secureConnectionFailed, "the client certificate is not usable", underlyingError: error)
+            }
+        }
     }
 
     func makeConnection(
@@ -123,12 +143,13 @@ struct ConnectionFactory: Sendable {
         let sslContext: NIOSSLContext?
         let anchors: TrustAnchors?
         if origin.isTLS {
-            let setup = try tlsSetup.get()
+            let setup = try tlsSetup(for: origin)
             (sslContext, anchors) = (setup.context, setup.anchors)
         } else {
             (sslContext, anchors) = (nil, nil)
         }
         let trustFailure = NIOLockedValueBox<(any Error)?>(nil)
+        let errorAfterHandshake = NIOLockedValueBox<(any Error)?>(nil)
         let handshake = eventLoopGroup.next().makePromise(of: Void.self)
         var bootstrap = ClientBootstrap(group: eventLoopGroup)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -144,7 +165,8 @@ struct ConnectionFactory: Sendable {
                         context: sslContext, serverHostname: origin.isIPAddress ? nil : origin.host,
                         customVerificationCallbackWithMetadata: trustCallback(origin: origin, anchors: anchors, failure: trustFailure))
                     try channel.pipeline.syncOperations.addHandler(handler)
-                    try channel.pipeline.syncOperations.addHandler(TLSHandshakeObserver(promise: handshake))
+                    try channel.pipeline.syncOperations.addHandler(
+                        TLSHandshakeObserver(promise: handshake, errorAfterHandshake: errorAfterHandshake))
                 }
             }
         if let deadline { bootstrap = bootstrap.connectTimeout(max(.nanoseconds(1), deadline - .now())) }
@@ -174,6 +196,8 @@ struct ConnectionFactory: Sendable {
                             .serverCertificateUntrusted, "the server trust evaluator rejected \(origin)", underlyingError: rejected)
                 }
                 if let error = error as? TransportError { throw error }
+                let presented = (origin.clientIdentity ?? tls.clientIdentity) != nil
+                if let refused = ClientCertificateAlert.transportError(for: error, presentedCertificate: presented) { throw refused }
                 throw TransportError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", underlyingError: error)
             }
             metrics.secureConnectionEnd = .now()
@@ -186,11 +210,21 @@ struct ConnectionFactory: Sendable {
         let finalMetrics = metrics
         let decompressionLimit = self.decompressionLimit
         let setUp = channel.eventLoop.submit {
-            guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
             var metrics = finalMetrics
             if origin.isTLS {
+                // The observer has kept any alert that followed the handshake (a TLS 1.3 server
+                // refusing the client's certificate); it is not needed past this point.
+                guard channel.isActive else {
+                    let presented = (origin.clientIdentity ?? tls.clientIdentity) != nil
+                    throw ClientCertificateAlert.transportError(
+                        for: errorAfterHandshake.withLockedValue { $0 }, presentedCertificate: presented)
+                        ?? TransportError.connectionLost("the server closed the connection while it was set up")
+                }
+                let observer = try channel.pipeline.syncOperations.handler(type: TLSHandshakeObserver.self)
+                channel.pipeline.syncOperations.removeHandler(observer, promise: nil)
                 metrics.negotiatedTLSVersion = try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion
             }
+            guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
             let counter = ByteCountingHandler()
             let handler = HTTP1ConnectionHandler(connectionID: id, byteCounter: counter, connectionMetrics: metrics)
             handler.delegate = delegate
@@ -246,23 +280,34 @@ struct ConnectionFactory: Sendable {
     }
 }
 
-/// Completes a promise when the TLS handshake is done, or fails it if the channel errs or closes first.
+/// Completes a promise when the TLS handshake is done, or fails it if the channel errs or closes
+/// first; then records any error until the connection is set up, which removes it.
 final class TLSHandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     private let promise: EventLoopPromise<Void>
+    private var handshakeCompleted = false
+    /// The first error after the handshake, such as an alert refusing the client's certificate.
+    private let errorAfterHandshake: NIOLockedValueBox<(any Error)?>
 
-    init(promise: EventLoopPromise<Void>) { self.promise = promise }
+    init(promise: EventLoopPromise<Void>, errorAfterHandshake: NIOLockedValueBox<(any Error)?>) {
+        self.promise = promise
+        self.errorAfterHandshake = errorAfterHandshake
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case TLSUserEvent.handshakeCompleted = event {
+            handshakeCompleted = true
             promise.succeed()
-            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        promise.fail(error)
+        if handshakeCompleted {
+            errorAfterHandshake.withLockedValue { $0 = $0 ?? error }
+        } else {
+            promise.fail(error)
+        }
         context.fireErrorCaught(error)
     }
 

@@ -96,6 +96,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     func startExchange(_ newExchange: ActiveExchange) {
         guard let context else {
             let closed = TransportError.connectionLost("the connection closed before the request was sent")
+            if let refused = ClientCertificateAlert.transportError(for: lastError) { return newExchange.fail(refused) }
             newExchange.fail(completedExchanges > 0 ? StaleConnectionError(error: closed) : closed)
             return
         }
@@ -324,7 +325,11 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             error = .timedOut("waiting for the server (no data for the idle interval)")
         case .closedBeforeResponse, .errorBeforeResponse:
             let closed: TransportError
-            if kind == .closedBeforeResponse {
+            if let refused = ClientCertificateAlert.transportError(for: lastError) {
+                // The server judged the client's certificate after the handshake (TLS 1.3): final.
+                exchange.fail(refused)
+                return
+            } else if kind == .closedBeforeResponse {
                 closed = .connectionLost("the server closed the connection before responding", lastError)
             } else if let error = lastError as? TransportError {
                 // Our own verdicts (a body of the wrong length, a cancellation) are final.

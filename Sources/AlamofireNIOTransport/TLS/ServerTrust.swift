@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import NIOCore
 import SwiftASN1
-import X509
+public import X509
 
 /// What a trust evaluator is asked: may this server, presenting this chain, be trusted for `host`?
 ///
@@ -16,7 +16,7 @@ public struct ServerTrustChallenge: Sendable {
     /// The certificates the server presented, DER-encoded, its own first.
     public let certificateChain: [[UInt8]]
     /// The roots the transport trusts by default: the system's plus any configured ones.
-    let defaultAnchors: TrustAnchors
+    public let defaultAnchors: TrustAnchors
 
     /// Validates the chain against `anchors` (RFC 5280: signatures, validity dates, CA constraints)
     /// and, when `validateHost` is set, checks that the leaf names ``host``.
@@ -31,7 +31,9 @@ public struct ServerTrustChallenge: Sendable {
         try await roots.evaluate(chain: parsedChain(), host: validateHost ? host : nil, now: Date())
     }
 
-    func parsedChain() throws -> [Certificate] {
+    /// The chain, parsed.
+    /// - Throws: a ``TransportError`` with `.serverCertificateUntrusted` when it is empty or unreadable.
+    public func parsedChain() throws -> [Certificate] {
         guard !certificateChain.isEmpty else {
             throw TransportError(.serverCertificateUntrusted, "the server presented no certificate")
         }
@@ -47,17 +49,65 @@ public struct ServerTrustChallenge: Sendable {
 public typealias ServerTrustEvaluator = @Sendable (ServerTrustChallenge) async throws -> Void
 
 /// A set of root certificates and how to validate a chain against them.
-struct TrustAnchors: Sendable {
-    let store: CertificateStore
+public struct TrustAnchors: Sendable {
+    /// The roots.
+    public let store: CertificateStore
+    /// The roots given explicitly (not the system's): a server certificate among them is trusted as it is.
+    let explicitRoots: Set<Certificate>
 
-    init(_ certificates: [Certificate], includingSystemRoots: Bool = false) {
-        self.store =
-            includingSystemRoots ? CertificateStore.systemTrustRoots.appending(contentsOf: certificates) : CertificateStore(certificates)
+    /// - Parameters:
+    ///   - certificates: the roots to trust.
+    ///   - includingSystemRoots: whether the system's roots (``systemRoots``) are trusted too.
+    public init(_ certificates: [Certificate], includingSystemRoots: Bool = false) {
+        self.store = includingSystemRoots ? Self.systemRoots.appending(contentsOf: certificates) : CertificateStore(certificates)
+        self.explicitRoots = Set(certificates)
     }
 
-    /// Checks dates first, then the path to a root, then the name, so each failure gets the code
-    /// URLSession would give it.
-    func evaluate(chain: [Certificate], host: String?, now: Date) async throws {
+    /// The system's roots, read once: as OpenSSL-based tools do, `SSL_CERT_FILE` names the bundle
+    /// to read instead of the distribution's, and `SSL_CERT_DIR` (colon-separated) adds directories
+    /// whose every certificate file is read.
+    public static let systemRoots: CertificateStore = {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["SSL_CERT_FILE"] != nil || environment["SSL_CERT_DIR"] != nil else {
+            return CertificateStore.systemTrustRoots
+        }
+        return CertificateStore(roots(environment: environment))
+    }()
+
+    /// The roots `environment`'s `SSL_CERT_FILE` and `SSL_CERT_DIR` name (the distribution's bundle
+    /// when `SSL_CERT_FILE` is not set). Unreadable files and documents that are not certificates
+    /// are skipped.
+    /// - Parameter environment: the variables to read.
+    public static func roots(environment: [String: String]) -> [Certificate] {
+        let bundle = environment["SSL_CERT_FILE"] ?? defaultBundlePaths.first { FileManager.default.fileExists(atPath: $0) }
+        var files = bundle.map { [$0] } ?? []
+        for directory in (environment["SSL_CERT_DIR"] ?? "").split(separator: ":") where !directory.isEmpty {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: String(directory))) ?? []
+            files += names.sorted().map { "\(directory)/\($0)" }
+        }
+        return files.flatMap { certificates(inFile: $0) }
+    }
+
+    private static let defaultBundlePaths = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"]
+
+    /// Every certificate in a PEM file, or the one certificate of a DER file.
+    static func certificates(inFile path: String) -> [Certificate] {
+        guard let bytes = FileManager.default.contents(atPath: path) else { return [] }
+        if let text = String(data: bytes, encoding: .utf8), text.contains("-----BEGIN") {
+            let documents = (try? PEMDocument.parseMultiple(pemString: text)) ?? []
+            return documents.compactMap { try? Certificate(pemDocument: $0) }
+        }
+        return (try? Certificate(derEncoded: Array(bytes))).map { [$0] } ?? []
+    }
+
+    /// Validates `chain` (the server's own certificate first): dates first, then the path to a
+    /// root, then, when `host` is given, the name, so each failure gets the code URLSession would
+    /// give it.
+    /// - Throws: a ``TransportError`` with `.serverCertificateHasBadDate`, `.serverCertificateNotYetValid`,
+    ///   `.serverCertificateHasUnknownRoot` or (for the name) `.serverCertificateUntrusted`.
+    /// - Returns: the validated path, from the server's certificate to a root.
+    @discardableResult
+    public func evaluate(chain: [Certificate], host: String?, now: Date) async throws -> [Certificate] {
         guard let leaf = chain.first else { throw TransportError(.serverCertificateUntrusted, "empty certificate chain") }
         if leaf.notValidAfter < now {
             throw TransportError(.serverCertificateHasBadDate, "the server's certificate expired on \(leaf.notValidAfter)")
@@ -65,19 +115,57 @@ struct TrustAnchors: Sendable {
         if leaf.notValidBefore > now {
             throw TransportError(.serverCertificateNotYetValid, "the server's certificate is valid from \(leaf.notValidBefore)")
         }
-        var pathVerifier = Verifier(rootCertificates: store) { RFC5280Policy() }
+        // A leaf that is itself one of the given roots is trusted as it is, as Security trusts an
+        // anchored self-signed certificate: RFC 5280 would want it to be a CA.
+        let isAnchored = explicitRoots.contains(leaf)
         let intermediates = CertificateStore(chain.dropFirst())
-        guard case .validCertificate = await pathVerifier.validate(leaf: leaf, intermediates: intermediates) else {
-            throw TransportError(.serverCertificateHasUnknownRoot, "the server's certificate does not chain to a trusted root")
+        let path: [Certificate]
+        if isAnchored {
+            path = [leaf]
+        } else {
+            var pathVerifier = Verifier(rootCertificates: store) { RFC5280Policy() }
+            guard case .validCertificate(let validated) = await pathVerifier.validate(leaf: leaf, intermediates: intermediates) else {
+                throw TransportError(.serverCertificateHasUnknownRoot, "the server's certificate does not chain to a trusted root")
+            }
+            path = Array(validated)
         }
-        guard let host else { return }
+        guard let host else { return path }
         let isIPAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
-        var nameVerifier = Verifier(rootCertificates: store) {
-            RFC5280Policy()
-            ServerIdentityPolicy(serverHostname: isIPAddress ? nil : host, serverIP: isIPAddress ? host : nil)
+        let identity = ServerIdentityPolicy(serverHostname: isIPAddress ? nil : host, serverIP: isIPAddress ? host : nil)
+        let named: Bool
+        if isAnchored {
+            var nameVerifier = Verifier(rootCertificates: CertificateStore([leaf])) { AnchoredLeafNamePolicy(identity: identity) }
+            named = await nameVerifier.validate(leaf: leaf, intermediates: CertificateStore()).isValid
+        } else {
+            var nameVerifier = Verifier(rootCertificates: store) {
+                RFC5280Policy()
+                identity
+            }
+            named = await nameVerifier.validate(leaf: leaf, intermediates: intermediates).isValid
         }
-        guard case .validCertificate = await nameVerifier.validate(leaf: leaf, intermediates: intermediates) else {
+        guard named else {
             throw TransportError(.serverCertificateUntrusted, "the server's certificate is not valid for \(host)")
         }
+        return path
+    }
+}
+
+extension CertificateValidationResult {
+    fileprivate var isValid: Bool {
+        if case .validCertificate = self { true } else { false }
+    }
+}
+
+/// The name check alone, for a leaf that is itself a root: it declares the extensions RFC 5280's
+/// checks would have handled, which an anchored leaf skips.
+private struct AnchoredLeafNamePolicy: VerifierPolicy {
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [
+        .X509ExtensionID.basicConstraints, .X509ExtensionID.keyUsage, .X509ExtensionID.extendedKeyUsage,
+        .X509ExtensionID.subjectAlternativeName, .X509ExtensionID.nameConstraints,
+    ]
+    var identity: ServerIdentityPolicy
+
+    mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        identity.chainMeetsPolicyRequirements(chain: chain)
     }
 }

@@ -8,9 +8,9 @@ public struct TransportTLSConfiguration: Sendable {
     public var trustsSystemRoots = true
     /// More roots the default evaluation trusts, DER-encoded.
     public var additionalTrustRoots: [[UInt8]] = []
-    /// A certificate chain (DER, leaf first) and its private key (PEM or DER) to present when a
-    /// server asks for one.
-    public var clientIdentity: (certificateChain: [[UInt8]], privateKey: [UInt8])?
+    /// The certificate chain and key to present when a server asks for one, unless the request
+    /// carries its own (``TransportRequest/clientIdentity``).
+    public var clientIdentity: TransportClientIdentity?
     /// Decides whether to trust each server; nil performs ``ServerTrustChallenge/evaluateDefault(anchors:validateHost:)``.
     public var serverTrustEvaluator: ServerTrustEvaluator?
 

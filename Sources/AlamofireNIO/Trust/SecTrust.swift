@@ -1,0 +1,209 @@
+import AlamofireNIOTransport
+public import Foundation
+import Synchronization
+import X509
+
+/// A server's certificate chain with the policies to evaluate it by: Linux's stand-in for Security's
+/// `SecTrust`, handed to every ``ServerTrustEvaluating`` evaluator.
+///
+/// As with `SecTrust`, evaluating is synchronous and may block (a revocation check asks an OCSP
+/// responder over the network): AlamofireNIO calls evaluators on a dispatch queue of their own, never
+/// on an event loop or in the Swift concurrency pool. The `.af` methods are Alamofire's.
+public final class SecTrust: Sendable, CustomStringConvertible {
+    /// The certificates the server presented, its own first.
+    let chain: [SecCertificate]
+    /// The roots trusted unless anchors are set: the system's plus the session's additional ones.
+    let defaultAnchors: TrustAnchors
+    private let settings: Mutex<Settings>
+
+    private struct Settings {
+        var policies: [SecPolicy]
+        /// Roots set by `setAnchorCertificates`, which then are the only ones trusted.
+        var anchors: [SecCertificate]?
+        /// The path the last successful evaluation built, from the server's certificate to a root.
+        var evaluatedChain: [SecCertificate]?
+    }
+
+    /// A trust for a chain, evaluated against `anchors` (the system's roots by default), as
+    /// `SecTrustCreateWithCertificates` makes one.
+    /// - Parameters:
+    ///   - certificates: the chain, the server's own certificate first.
+    ///   - policies: what to check; `SecPolicy.af.default` by default.
+    public convenience init(certificates: [SecCertificate], policies: [SecPolicy] = [SecPolicy.af.default]) {
+        self.init(chain: certificates, defaultAnchors: TrustAnchors([], includingSystemRoots: true), policies: policies)
+    }
+
+    init(chain: [SecCertificate], defaultAnchors: TrustAnchors, policies: [SecPolicy]) {
+        self.chain = chain
+        self.defaultAnchors = defaultAnchors
+        self.settings = Mutex(Settings(policies: policies, anchors: nil, evaluatedChain: nil))
+    }
+
+    /// The policies the next evaluation applies.
+    var policies: [SecPolicy] {
+        get { settings.withLock { $0.policies } }
+        set { settings.withLock { $0.policies = newValue } }
+    }
+
+    /// Trusts only `certificates` as roots from now on, as `SecTrustSetAnchorCertificates` followed
+    /// by `SecTrustSetAnchorCertificatesOnly(true)` does.
+    func setAnchors(_ certificates: [SecCertificate]) {
+        settings.withLock { $0.anchors = certificates }
+    }
+
+    /// The certificates, as `SecTrustCopyCertificateChain` returns them: once an evaluation has
+    /// succeeded, the path it built up to the root; before, the server's chain.
+    var certificates: [SecCertificate] { settings.withLock { $0.evaluatedChain } ?? chain }
+
+    public var description: String { "SecTrust(\(chain.map(\.description).joined(separator: " <- ")))" }
+
+    /// Evaluates the chain by the current policies.
+    /// - Throws: a `URLError` naming what failed (`.serverCertificateHasBadDate`,
+    ///   `.serverCertificateNotYetValid`, `.serverCertificateHasUnknownRoot`, or
+    ///   `.serverCertificateUntrusted` for the name), or a ``RevocationCheckError``.
+    func evaluatePolicies() throws {
+        let (policies, anchors) = settings.withLock { ($0.policies, $0.anchors) }
+        let roots = anchors.map { TrustAnchors($0.map(\.certificate)) } ?? defaultAnchors
+        let parsed = chain.map(\.certificate)
+        var hostname: String?
+        var revocation: RevocationTrustEvaluator.Options?
+        for policy in policies {
+            switch policy.kind {
+            case .ssl(let name): hostname = hostname ?? name
+            case .revocation(let options): revocation = options
+            }
+        }
+        let path = try BlockingEvaluation.run { [hostname, revocation] in
+            do {
+                guard !parsed.isEmpty else { throw TransportError(.serverCertificateUntrusted, "the server presented no certificate") }
+                let path = try await roots.evaluate(chain: parsed, host: hostname, now: Date())
+                if let revocation { try await RevocationCheck(options: revocation).check(chain: parsed, roots: roots.store) }
+                return path
+            } catch let error as TransportError {
+                throw error.urlError(for: nil)
+            }
+        }
+        let evaluated = path.map { certificate in
+            chain.first { $0.certificate == certificate } ?? (try? SecCertificate(certificate: certificate))
+        }
+        settings.withLock { $0.evaluatedChain = evaluated.contains(nil) ? nil : evaluated.compactMap { $0 } }
+    }
+
+    /// Evaluates by `policy` alone, wrapping a failure with `reason`.
+    func evaluate(
+        _ policy: SecPolicy, failure reason: (AFError.ServerTrustFailureReason.Output) -> AFError.ServerTrustFailureReason, host: String
+    )
+        throws
+    {
+        self.policies = [policy]
+        do {
+            try evaluatePolicies()
+        } catch {
+            throw AFError.serverTrustEvaluationFailed(reason: reason(.init(host, self, error)))
+        }
+    }
+}
+
+/// Runs async checks (swift-certificates' verifier is async) for the synchronous evaluation API,
+/// blocking the calling thread. Evaluators run on a dispatch queue, so the blocked thread is never
+/// one the checks themselves need.
+enum BlockingEvaluation {
+    static func run<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Value, any Error>?>(nil)
+        Task.detached {
+            let result: Result<Value, any Error>
+            do {
+                result = .success(try await body())
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+}
+
+extension SecTrust: AlamofireExtended {}
+extension AlamofireExtension where ExtendedType == SecTrust {
+    /// Evaluates `self` after applying the `SecPolicy` value provided.
+    /// - Parameter policy: the policy to apply (it replaces the current ones).
+    /// - Throws: `AFError.serverTrustEvaluationFailed` with `.trustEvaluationFailed`.
+    public func evaluate(afterApplying policy: SecPolicy) throws {
+        try apply(policy: policy).af.evaluate()
+    }
+
+    /// Applies a `SecPolicy` to `self`, replacing the current ones.
+    /// - Parameter policy: the policy.
+    /// - Returns: `self`, with the policy applied.
+    /// - Throws: never on Linux; kept for Alamofire's signature.
+    @discardableResult
+    public func apply(policy: SecPolicy) throws -> SecTrust {
+        type.policies = [policy]
+        return type
+    }
+
+    /// Evaluates `self` by its policies.
+    /// - Throws: `AFError.serverTrustEvaluationFailed` with `.trustEvaluationFailed` and the reason.
+    public func evaluate() throws {
+        do {
+            try type.evaluatePolicies()
+        } catch {
+            throw AFError.serverTrustEvaluationFailed(reason: .trustEvaluationFailed(error: error))
+        }
+    }
+
+    /// Makes `certificates` the only roots `self` trusts, so a self-signed certificate among them
+    /// validates.
+    /// - Parameter certificates: the roots.
+    /// - Throws: never on Linux; kept for Alamofire's signature.
+    public func setAnchorCertificates(_ certificates: [SecCertificate]) throws {
+        type.setAnchors(certificates)
+    }
+
+    /// The public keys of the certificates in `self`.
+    public var publicKeys: [SecKey] { certificates.af.publicKeys }
+
+    /// The certificates in `self`, the server's own first: after a successful evaluation, the path
+    /// it built up to the root (so a pinned CA is found), as Security reports it.
+    public var certificates: [SecCertificate] { type.certificates }
+
+    /// The DER encodings of the certificates in `self`.
+    public var certificateData: [Data] { certificates.af.data }
+
+    /// Validates the chain (`SecPolicy.af.default`), not the host name.
+    /// - Parameter host: the host, for the error.
+    /// - Throws: `AFError.serverTrustEvaluationFailed` with `.defaultEvaluationFailed`.
+    public func performDefaultValidation(forHost host: String) throws {
+        try type.evaluate(SecPolicy.af.default, failure: { .defaultEvaluationFailed(output: $0) }, host: host)
+    }
+
+    /// Validates the chain and that its leaf names `host` (`SecPolicy.af.hostname(host)`).
+    ///
+    /// A chain that fails on its own, whatever the name, fails with `.defaultEvaluationFailed`, so
+    /// the reason says which check failed (Alamofire on current Apple systems reports both as
+    /// `.trustEvaluationFailed`).
+    /// - Parameter host: the host name to match.
+    /// - Throws: `AFError.serverTrustEvaluationFailed` with `.hostValidationFailed` or `.defaultEvaluationFailed`.
+    public func performValidation(forHost host: String) throws {
+        try performDefaultValidation(forHost: host)
+        try type.evaluate(SecPolicy.af.hostname(host), failure: { .hostValidationFailed(output: $0) }, host: host)
+    }
+}
+
+extension Array: AlamofireExtended {}
+extension AlamofireExtension where ExtendedType == [SecCertificate] {
+    /// All `Data` values for the contained `SecCertificate`s.
+    public var data: [Data] { type.map(\.data) }
+
+    /// All public `SecKey` values for the contained `SecCertificate`s.
+    public var publicKeys: [SecKey] { type.map(\.publicKey) }
+}
+
+extension SecCertificate: AlamofireExtended {}
+extension AlamofireExtension where ExtendedType == SecCertificate {
+    /// The certificate's public key.
+    public var publicKey: SecKey? { type.publicKey }
+}

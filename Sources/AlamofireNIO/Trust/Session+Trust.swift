@@ -1,0 +1,54 @@
+import AlamofireNIOTransport
+import Foundation
+
+/// Connects the session's ``ServerTrustManager`` to the transport's trust hook: for each TLS
+/// connection, before any byte of a request is sent, the manager picks the host's evaluator and
+/// the evaluator judges a ``SecTrust`` made of the server's chain. A host without an evaluator gets
+/// the transport's default evaluation, as URLSession's default handling does.
+enum ServerTrustBridge {
+    /// Evaluators may block (Security's API is synchronous); they run here, never on an event loop
+    /// or in the concurrency pool.
+    private static let evaluationQueue = DispatchQueue(label: "org.alamofire.serverTrustEvaluation", attributes: .concurrent)
+
+    /// The transport's evaluator for `manager`.
+    static func transportEvaluator(for manager: ServerTrustManager) -> ServerTrustEvaluator {
+        { challenge in
+            let decided: Result<Bool, AFError> = await withCheckedContinuation { continuation in
+                evaluationQueue.async { continuation.resume(returning: evaluate(challenge, with: manager)) }
+            }
+            // False: no evaluator for the host, so the default evaluation applies.
+            if try !decided.get() { try await challenge.evaluateDefault() }
+        }
+    }
+
+    /// Runs the host's evaluator: true when one ran and accepted, false when there is none.
+    private static func evaluate(_ challenge: ServerTrustChallenge, with manager: ServerTrustManager) -> Result<Bool, AFError> {
+        Result {
+            guard let evaluator = try manager.serverTrustEvaluator(forHost: challenge.host) else { return false }
+            guard !challenge.certificateChain.isEmpty else {
+                throw AFError.serverTrustEvaluationFailed(reason: .noCertificatesFound)
+            }
+            let chain: [SecCertificate]
+            do {
+                chain = try challenge.certificateChain.map { try SecCertificate(derEncoded: Data($0)) }
+            } catch {
+                throw AFError.serverTrustEvaluationFailed(reason: .trustEvaluationFailed(error: error))
+            }
+            let trust = SecTrust(chain: chain, defaultAnchors: challenge.defaultAnchors, policies: [SecPolicy.af.default])
+            try evaluator.evaluate(trust, forHost: challenge.host)
+            return true
+        }
+        .mapError { $0.asAFError(or: .serverTrustEvaluationFailed(reason: .customEvaluationFailed(error: $0))) }
+    }
+}
+
+extension URLError {
+    /// The error a server trust evaluator refused the server with, which Alamofire makes the
+    /// request's error (rather than wrapping it in `.sessionTaskFailed`).
+    var serverTrustFailure: AFError? {
+        guard let transportError = userInfo[NSUnderlyingErrorKey] as? TransportError,
+            let error = transportError.underlyingError as? AFError, error.isServerTrustEvaluationError
+        else { return nil }
+        return error
+    }
+}
