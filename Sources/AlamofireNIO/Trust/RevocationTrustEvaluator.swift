@@ -11,9 +11,10 @@ import X509
 ///
 /// On Linux revocation is checked with OCSP: each certificate of the chain that names an OCSP responder
 /// (in its Authority Information Access) is looked up there, over plain HTTP as RFC 6960 has it, and the
-/// signed answer verified. A revoked certificate always fails. Whether an answer that says nothing
-/// (no responder, one that cannot be reached, status "unknown") fails too is `.requirePositiveResponse`'s
-/// choice, as with Security. CRLs and stapled OCSP responses are not consulted (see ``Options``).
+/// signed answer verified. A revoked certificate always fails. Whether an answer that says nothing (a
+/// responder that cannot be reached, status "unknown") fails too is `.requirePositiveResponse`'s choice,
+/// as with Security; a certificate that names no responder passes either way (swift-certificates' OCSP
+/// policy). CRLs and stapled OCSP responses are not consulted (see ``Options``).
 public final class RevocationTrustEvaluator: ServerTrustEvaluating {
     /// Represents the options to be use when evaluating the status of a certificate. The flags keep
     /// Security's values.

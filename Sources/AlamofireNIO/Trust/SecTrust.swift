@@ -63,7 +63,7 @@ public final class SecTrust: Sendable, CustomStringConvertible {
     ///   `.serverCertificateUntrusted` for the name), or a ``RevocationCheckError``.
     func evaluatePolicies() throws {
         let (policies, anchors) = settings.withLock { ($0.policies, $0.anchors) }
-        let roots = anchors.map { TrustAnchors($0.map(\.certificate)) } ?? defaultAnchors
+        let roots = anchors.map { TrustAnchors($0.map(\.certificate), trustingAnchoredLeaves: true) } ?? defaultAnchors
         let parsed = chain.map(\.certificate)
         var hostname: String?
         var revocation: RevocationTrustEvaluator.Options?
@@ -188,8 +188,12 @@ extension AlamofireExtension where ExtendedType == SecTrust {
     /// - Parameter host: the host name to match.
     /// - Throws: `AFError.serverTrustEvaluationFailed` with `.hostValidationFailed` or `.defaultEvaluationFailed`.
     public func performValidation(forHost host: String) throws {
-        try performDefaultValidation(forHost: host)
-        try type.evaluate(SecPolicy.af.hostname(host), failure: { .hostValidationFailed(output: $0) }, host: host)
+        // One pass: only the name check reports `.serverCertificateUntrusted`; the chain's checks have codes of their own.
+        let reason: (AFError.ServerTrustFailureReason.Output) -> AFError.ServerTrustFailureReason = { output in
+            (output.error as? URLError)?.code == .serverCertificateUntrusted
+                ? .hostValidationFailed(output: output) : .defaultEvaluationFailed(output: output)
+        }
+        try type.evaluate(SecPolicy.af.hostname(host), failure: reason, host: host)
     }
 }
 

@@ -1,21 +1,25 @@
 import AlamofireNIOTransport
 import Foundation
+import NIOPosix
 
 /// Connects the session's ``ServerTrustManager`` to the transport's trust hook: for each TLS
 /// connection, before any byte of a request is sent, the manager picks the host's evaluator and
 /// the evaluator judges a ``SecTrust`` made of the server's chain. A host without an evaluator gets
 /// the transport's default evaluation, as URLSession's default handling does.
 enum ServerTrustBridge {
-    /// Evaluators may block (Security's API is synchronous); they run here, never on an event loop
-    /// or in the concurrency pool.
-    private static let evaluationQueue = DispatchQueue(label: "org.alamofire.serverTrustEvaluation", attributes: .concurrent)
+    /// Evaluators may block (Security's API is synchronous, and `SecTrust` waits for swift-certificates'
+    /// async verifier); they run on threads of their own, never on an event loop, in the concurrency
+    /// pool or on Dispatch's workers, which the verifier's tasks need.
+    private static let evaluationPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+        pool.start()
+        return pool
+    }()
 
     /// The transport's evaluator for `manager`.
     static func transportEvaluator(for manager: ServerTrustManager) -> ServerTrustEvaluator {
         { challenge in
-            let decided: Result<Bool, AFError> = await withCheckedContinuation { continuation in
-                evaluationQueue.async { continuation.resume(returning: evaluate(challenge, with: manager)) }
-            }
+            let decided = try await evaluationPool.runIfActive { evaluate(challenge, with: manager) }
             // False: no evaluator for the host, so the default evaluation applies.
             if try !decided.get() { try await challenge.evaluateDefault() }
         }

@@ -312,7 +312,9 @@ final class TLSHandshakeObserver: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(TransportError.connectionLost("the server closed the connection during the TLS handshake"))
+        if !handshakeCompleted {
+            promise.fail(TransportError.connectionLost("the server closed the connection during the TLS handshake"))
+        }
         context.fireChannelInactive()
     }
 }

@@ -32,6 +32,8 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var deferredRead = false
     /// The error behind a failure the state machine reports as `.error`.
     private var lastError: (any Error)?
+    /// The server's alert refusing the client's certificate, kept though later errors follow it.
+    private var certificateAlert: TransportError?
     private let byteCounter: ByteCountingHandler
     let connectionID: Int
     /// Connection-level metrics (lookup, connect, TLS, addresses), copied into each exchange's.
@@ -71,6 +73,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         lastError = error
+        if certificateAlert == nil { certificateAlert = ClientCertificateAlert.transportError(for: error) }
         perform(stateMachine.errorCaught(), context)
     }
 
@@ -96,7 +99,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     func startExchange(_ newExchange: ActiveExchange) {
         guard let context else {
             let closed = TransportError.connectionLost("the connection closed before the request was sent")
-            if let refused = ClientCertificateAlert.transportError(for: lastError) { return newExchange.fail(refused) }
+            if let certificateAlert { return newExchange.fail(certificateAlert) }
             newExchange.fail(completedExchanges > 0 ? StaleConnectionError(error: closed) : closed)
             return
         }
@@ -325,9 +328,9 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             error = .timedOut("waiting for the server (no data for the idle interval)")
         case .closedBeforeResponse, .errorBeforeResponse:
             let closed: TransportError
-            if let refused = ClientCertificateAlert.transportError(for: lastError) {
+            if let certificateAlert {
                 // The server judged the client's certificate after the handshake (TLS 1.3): final.
-                exchange.fail(refused)
+                exchange.fail(certificateAlert)
                 return
             } else if kind == .closedBeforeResponse {
                 closed = .connectionLost("the server closed the connection before responding", lastError)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 
 /// Reads a TLS alert from the server about the client's certificate out of NIOSSL's errors, so that
 /// a server that wants a certificate (or refused the one offered) is reported as URLSession reports
@@ -19,12 +20,15 @@ enum ClientCertificateAlert {
     ///   - error: what NIOSSL raised.
     ///   - presentedCertificate: whether the client offered a certificate; a refusal of none means one is required.
     static func transportError(for error: (any Error)?, presentedCertificate: Bool = true) -> TransportError? {
-        guard let error else { return nil }
+        guard let error, error is NIOSSLError || error is BoringSSLError else { return nil }
+        // BoringSSL's reason codes end with the alert's name (`...:TLSV1_ALERT_CERTIFICATE_REQUIRED at ...`).
         let text = String(describing: error)
-        if text.contains("CERTIFICATE_REQUIRED") {
+        let names = text.split(whereSeparator: { $0 == ":" || $0 == " " || $0 == "]" || $0 == ")" })
+        func named(_ alert: String) -> Bool { names.contains { $0.hasSuffix("_" + alert) && $0.contains("ALERT_") } }
+        if named("ALERT_CERTIFICATE_REQUIRED") || names.contains("TLSV1_CERTIFICATE_REQUIRED") {
             return TransportError(.clientCertificateRequired, "the server requires a client certificate", underlyingError: error)
         }
-        guard rejectionAlerts.contains(where: text.contains) else { return nil }
+        guard rejectionAlerts.contains(where: named) else { return nil }
         if !presentedCertificate {
             return TransportError(.clientCertificateRequired, "the server requires a client certificate", underlyingError: error)
         }

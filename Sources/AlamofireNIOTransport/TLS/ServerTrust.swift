@@ -52,15 +52,19 @@ public typealias ServerTrustEvaluator = @Sendable (ServerTrustChallenge) async t
 public struct TrustAnchors: Sendable {
     /// The roots.
     public let store: CertificateStore
-    /// The roots given explicitly (not the system's): a server certificate among them is trusted as it is.
-    let explicitRoots: Set<Certificate>
+    /// Anchors a server certificate may be itself, trusted as it is (then only its dates, usage and name
+    /// are checked): empty unless asked for.
+    let anchoredLeaves: Set<Certificate>
 
     /// - Parameters:
     ///   - certificates: the roots to trust.
     ///   - includingSystemRoots: whether the system's roots (``systemRoots``) are trusted too.
-    public init(_ certificates: [Certificate], includingSystemRoots: Bool = false) {
+    ///   - trustingAnchoredLeaves: whether a server certificate that is one of `certificates` is
+    ///     trusted as it is, as Security trusts anchors set with `SecTrustSetAnchorCertificates`
+    ///     (RFC 5280 path validation refuses a self-signed certificate that is not a CA).
+    public init(_ certificates: [Certificate], includingSystemRoots: Bool = false, trustingAnchoredLeaves: Bool = false) {
         self.store = includingSystemRoots ? Self.systemRoots.appending(contentsOf: certificates) : CertificateStore(certificates)
-        self.explicitRoots = Set(certificates)
+        self.anchoredLeaves = trustingAnchoredLeaves ? Set(certificates) : []
     }
 
     /// The system's roots, read once: as OpenSSL-based tools do, `SSL_CERT_FILE` names the bundle
@@ -68,8 +72,9 @@ public struct TrustAnchors: Sendable {
     /// whose every certificate file is read.
     public static let systemRoots: CertificateStore = {
         let environment = ProcessInfo.processInfo.environment
-        guard environment["SSL_CERT_FILE"] != nil || environment["SSL_CERT_DIR"] != nil else {
-            return CertificateStore.systemTrustRoots
+        guard environment["SSL_CERT_FILE"] != nil else {
+            // The distribution's bundle, wherever swift-certificates finds it, plus any directories.
+            return CertificateStore.systemTrustRoots.appending(contentsOf: roots(environment: environment, includingBundle: false))
         }
         return CertificateStore(roots(environment: environment))
     }()
@@ -78,14 +83,17 @@ public struct TrustAnchors: Sendable {
     /// when `SSL_CERT_FILE` is not set). Unreadable files and documents that are not certificates
     /// are skipped.
     /// - Parameter environment: the variables to read.
-    public static func roots(environment: [String: String]) -> [Certificate] {
+    ///   - includingBundle: whether the bundle (`SSL_CERT_FILE`'s, else the distribution's) is read.
+    public static func roots(environment: [String: String], includingBundle: Bool = true) -> [Certificate] {
         let bundle = environment["SSL_CERT_FILE"] ?? defaultBundlePaths.first { FileManager.default.fileExists(atPath: $0) }
-        var files = bundle.map { [$0] } ?? []
+        var files = includingBundle ? bundle.map { [$0] } ?? [] : []
         for directory in (environment["SSL_CERT_DIR"] ?? "").split(separator: ":") where !directory.isEmpty {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: String(directory))) ?? []
             files += names.sorted().map { "\(directory)/\($0)" }
         }
-        return files.flatMap { certificates(inFile: $0) }
+        // A directory such as /etc/ssl/certs holds each certificate several times (file, hash link, bundle).
+        var seen = Set<Certificate>()
+        return files.flatMap { certificates(inFile: $0) }.filter { seen.insert($0).inserted }
     }
 
     private static let defaultBundlePaths = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"]
@@ -115,9 +123,9 @@ public struct TrustAnchors: Sendable {
         if leaf.notValidBefore > now {
             throw TransportError(.serverCertificateNotYetValid, "the server's certificate is valid from \(leaf.notValidBefore)")
         }
-        // A leaf that is itself one of the given roots is trusted as it is, as Security trusts an
-        // anchored self-signed certificate: RFC 5280 would want it to be a CA.
-        let isAnchored = explicitRoots.contains(leaf)
+        // A leaf that is itself one of the anchors is trusted as it is, as Security trusts an anchored
+        // self-signed certificate: RFC 5280 would want it to be a CA.
+        let isAnchored = anchoredLeaves.contains(leaf)
         let intermediates = CertificateStore(chain.dropFirst())
         let path: [Certificate]
         if isAnchored {
@@ -166,6 +174,18 @@ private struct AnchoredLeafNamePolicy: VerifierPolicy {
     var identity: ServerIdentityPolicy
 
     mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
-        identity.chainMeetsPolicyRequirements(chain: chain)
+        let leaf = chain.leaf
+        do {
+            // What RFC 5280's checks would still ask of a server certificate: that it may be one.
+            if let usages = try leaf.extensions.extendedKeyUsage, !usages.contains(.serverAuth), !usages.contains(.any) {
+                return .failsToMeetPolicy(reason: "the anchored certificate is not for TLS servers")
+            }
+            if let usage = try leaf.extensions.keyUsage, !usage.digitalSignature, !usage.keyEncipherment {
+                return .failsToMeetPolicy(reason: "the anchored certificate's key may not be used for TLS")
+            }
+        } catch {
+            return .failsToMeetPolicy(reason: "the anchored certificate's extensions cannot be read: \(error)")
+        }
+        return identity.chainMeetsPolicyRequirements(chain: chain)
     }
 }
