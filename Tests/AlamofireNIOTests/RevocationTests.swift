@@ -11,11 +11,23 @@ import Testing
     /// Runs `body` with a responder that knows `ocspGood` as good and `ocspRevoked` as revoked, and a
     /// server presenting leaves that name it.
     static func withResponder(_ body: (HTTPBinServer, OCSPResponder) async throws -> Void) async throws {
-        let port = try OCSPResponder.freePort()
-        let certificates = try TestCertificates.generate(ocspResponderURL: OCSPResponder.url(port: port))
-        let responder = try OCSPResponder.start(
-            certificates: certificates, good: [certificates.leaf(for: .ocspGood)], revoked: [certificates.leaf(for: .ocspRevoked)],
-            port: port)
+        // The port is chosen before the certificates that name it are made, so another test may take
+        // it before openssl binds it: then try another (a few times at most).
+        var started: (TestCertificates, OCSPResponder)?
+        var lastError: (any Error)?
+        for _ in 0..<3 where started == nil {
+            do {
+                let port = try OCSPResponder.freePort()
+                let certificates = try TestCertificates.generate(ocspResponderURL: OCSPResponder.url(port: port))
+                let responder = try OCSPResponder.start(
+                    certificates: certificates, good: [certificates.leaf(for: .ocspGood)],
+                    revoked: [certificates.leaf(for: .ocspRevoked)], port: port)
+                started = (certificates, responder)
+            } catch {
+                lastError = error
+            }
+        }
+        guard let (certificates, responder) = started else { throw lastError ?? OCSPResponder.StartError(description: "no attempt") }
         defer { responder.stop() }
         try await HTTPBinServer.withServer(.init(tls: true, certificates: certificates)) { server async throws in
             try await body(server, responder)

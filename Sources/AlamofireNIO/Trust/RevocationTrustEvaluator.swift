@@ -72,12 +72,7 @@ public final class RevocationTrustEvaluator: ServerTrustEvaluating {
     }
 
     public func evaluate(_ trust: SecTrust, forHost host: String) throws {
-        if performDefaultValidation {
-            try trust.af.performDefaultValidation(forHost: host)
-        }
-        if validateHost {
-            try trust.af.performValidation(forHost: host)
-        }
+        try trust.performValidations(default: performDefaultValidation, host: validateHost, forHost: host)
         let options = self.options
         try trust.evaluate(
             SecPolicy(.revocation(options)), failure: { .revocationCheckFailed(output: $0, options: options) }, host: host)

@@ -78,12 +78,7 @@ public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         if acceptSelfSignedCertificates {
             try trust.af.setAnchorCertificates(certificates)
         }
-        if performDefaultValidation {
-            try trust.af.performDefaultValidation(forHost: host)
-        }
-        if validateHost {
-            try trust.af.performValidation(forHost: host)
-        }
+        try trust.performValidations(default: performDefaultValidation, host: validateHost, forHost: host)
         let serverCertificates = trust.af.certificates
         guard !Set(serverCertificates).isDisjoint(with: certificates) else {
             throw AFError.serverTrustEvaluationFailed(
@@ -126,12 +121,7 @@ public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
         guard !keys.isEmpty else {
             throw AFError.serverTrustEvaluationFailed(reason: .noPublicKeysFound)
         }
-        if performDefaultValidation {
-            try trust.af.performDefaultValidation(forHost: host)
-        }
-        if validateHost {
-            try trust.af.performValidation(forHost: host)
-        }
+        try trust.performValidations(default: performDefaultValidation, host: validateHost, forHost: host)
         let serverKeys = trust.af.publicKeys
         guard serverKeys.contains(where: keys.contains) else {
             throw AFError.serverTrustEvaluationFailed(
@@ -279,5 +269,18 @@ extension SecCertificate {
             .filter { extensions.contains($0.pathExtension.lowercased()) }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
             .flatMap { (try? certificates(contentsOf: $0)) ?? [] }
+    }
+}
+
+extension SecTrust {
+    /// The default validation, then the host's, each if asked: the checks the pinning and revocation
+    /// evaluators make before their own.
+    func performValidations(default performDefault: Bool, host validateHost: Bool, forHost host: String) throws {
+        if performDefault {
+            try af.performDefaultValidation(forHost: host)
+        }
+        if validateHost {
+            try af.performValidation(forHost: host)
+        }
     }
 }
