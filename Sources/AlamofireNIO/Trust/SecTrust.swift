@@ -83,10 +83,11 @@ public final class SecTrust: Sendable, CustomStringConvertible {
                 throw error.urlError(for: nil)
             }
         }
-        let evaluated = path.map { certificate in
-            chain.first { $0.certificate == certificate } ?? (try? SecCertificate(certificate: certificate))
+        // The server's own certificates keep their objects; the root found is wrapped.
+        let evaluated = try? path.map { certificate in
+            try chain.first { $0.certificate == certificate } ?? SecCertificate(certificate: certificate)
         }
-        settings.withLock { $0.evaluatedChain = evaluated.contains(nil) ? nil : evaluated.compactMap { $0 } }
+        settings.withLock { $0.evaluatedChain = evaluated }
     }
 
     /// Evaluates by `policy` alone, wrapping a failure with `reason`.

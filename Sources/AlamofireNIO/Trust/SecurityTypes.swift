@@ -41,9 +41,7 @@ public final class SecCertificate: Hashable, Sendable, CustomStringConvertible {
     /// - Parameter pemEncoded: the text.
     /// - Throws: swift-certificates' error when a certificate block cannot be read.
     public static func certificates(pemEncoded: String) throws -> [SecCertificate] {
-        try PEMDocument.parseMultiple(pemString: pemEncoded)
-            .filter { $0.discriminator == "CERTIFICATE" }
-            .map { try SecCertificate(certificate: Certificate(pemDocument: $0)) }
+        try certificates(in: Data(pemEncoded.utf8))
     }
 
     /// The certificates in a file: PEM (any number) or DER (one).
@@ -55,10 +53,7 @@ public final class SecCertificate: Hashable, Sendable, CustomStringConvertible {
 
     /// The certificates in PEM (any number) or DER (one) bytes.
     static func certificates(in data: Data) throws -> [SecCertificate] {
-        if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN") {
-            return try certificates(pemEncoded: text)
-        }
-        return [try SecCertificate(derEncoded: data)]
+        try CertificateEncoding.certificates(in: Array(data)).map(SecCertificate.init(certificate:))
     }
 
     /// The certificate's public key.

@@ -149,6 +149,7 @@ struct ConnectionFactory: Sendable {
             (sslContext, anchors) = (nil, nil)
         }
         let trustFailure = NIOLockedValueBox<(any Error)?>(nil)
+        let presentsCertificate = (origin.clientIdentity ?? tls.clientIdentity) != nil
         let errorAfterHandshake = NIOLockedValueBox<(any Error)?>(nil)
         let handshake = eventLoopGroup.next().makePromise(of: Void.self)
         var bootstrap = ClientBootstrap(group: eventLoopGroup)
@@ -196,8 +197,9 @@ struct ConnectionFactory: Sendable {
                             .serverCertificateUntrusted, "the server trust evaluator rejected \(origin)", underlyingError: rejected)
                 }
                 if let error = error as? TransportError { throw error }
-                let presented = (origin.clientIdentity ?? tls.clientIdentity) != nil
-                if let refused = ClientCertificateAlert.transportError(for: error, presentedCertificate: presented) { throw refused }
+                if let refused = ClientCertificateAlert.transportError(for: error, presentedCertificate: presentsCertificate) {
+                    throw refused
+                }
                 throw TransportError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", underlyingError: error)
             }
             metrics.secureConnectionEnd = .now()
@@ -215,9 +217,8 @@ struct ConnectionFactory: Sendable {
                 // The observer has kept any alert that followed the handshake (a TLS 1.3 server
                 // refusing the client's certificate); it is not needed past this point.
                 guard channel.isActive else {
-                    let presented = (origin.clientIdentity ?? tls.clientIdentity) != nil
                     throw ClientCertificateAlert.transportError(
-                        for: errorAfterHandshake.withLockedValue { $0 }, presentedCertificate: presented)
+                        for: errorAfterHandshake.withLockedValue { $0 }, presentedCertificate: presentsCertificate)
                         ?? TransportError.connectionLost("the server closed the connection while it was set up")
                 }
                 let observer = try channel.pipeline.syncOperations.handler(type: TLSHandshakeObserver.self)

@@ -101,11 +101,7 @@ public struct TrustAnchors: Sendable {
     /// Every certificate in a PEM file, or the one certificate of a DER file.
     static func certificates(inFile path: String) -> [Certificate] {
         guard let bytes = FileManager.default.contents(atPath: path) else { return [] }
-        if let text = String(data: bytes, encoding: .utf8), text.contains("-----BEGIN") {
-            let documents = (try? PEMDocument.parseMultiple(pemString: text)) ?? []
-            return documents.compactMap { try? Certificate(pemDocument: $0) }
-        }
-        return (try? Certificate(derEncoded: Array(bytes))).map { [$0] } ?? []
+        return (try? CertificateEncoding.certificates(in: Array(bytes), skippingUnreadable: true)) ?? []
     }
 
     /// Validates `chain` (the server's own certificate first): dates first, then the path to a

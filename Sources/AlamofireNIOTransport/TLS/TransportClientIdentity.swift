@@ -27,11 +27,13 @@ public final class TransportClientIdentity: Sendable, Hashable {
     /// - Throws: NIOSSL's error when a certificate or the key cannot be read.
     public convenience init(certificates: [[UInt8]], privateKey: [UInt8]) throws {
         let chain = try certificates.flatMap { bytes in
-            Self.isPEM(bytes) ? try NIOSSLCertificate.fromPEMBytes(bytes) : [try NIOSSLCertificate(bytes: bytes, format: .der)]
+            CertificateEncoding.isPEM(bytes)
+                ? try NIOSSLCertificate.fromPEMBytes(bytes) : [try NIOSSLCertificate(bytes: bytes, format: .der)]
         }
         guard !chain.isEmpty else { throw NIOSSLError.failedToLoadCertificate }
         self.init(
-            certificateChain: chain, privateKey: try NIOSSLPrivateKey(bytes: privateKey, format: Self.isPEM(privateKey) ? .pem : .der))
+            certificateChain: chain,
+            privateKey: try NIOSSLPrivateKey(bytes: privateKey, format: CertificateEncoding.isPEM(privateKey) ? .pem : .der))
     }
 
     /// Reads a PKCS#12 archive (`.p12`, `.pfx`).
@@ -43,10 +45,6 @@ public final class TransportClientIdentity: Sendable, Hashable {
         let bundle = try NIOSSLPKCS12Bundle(buffer: pkcs12, passphrase: Array((password ?? "").utf8))
         guard !bundle.certificateChain.isEmpty else { throw NIOSSLError.failedToLoadCertificate }
         self.init(certificateChain: bundle.certificateChain, privateKey: bundle.privateKey)
-    }
-
-    private static func isPEM(_ bytes: [UInt8]) -> Bool {
-        bytes.drop(while: { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }).starts(with: Array("-----BEGIN".utf8))
     }
 
     public static func == (lhs: TransportClientIdentity, rhs: TransportClientIdentity) -> Bool { lhs === rhs }
