@@ -97,9 +97,12 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
                 #expect(final.response?.statusCode == 206)
                 let body = try #require(final.value)
                 #expect(sha256Hex(body) == sha256Hex(rangeBody(100_000)))
-                // Progress goes on from the bytes kept.
+                // Progress goes on from the bytes kept. Updates that arrive while one is still queued for the
+                // handler are delivered as the newest, so the first seen may already include the next chunk.
                 let counts = fractions.withLock { $0 }
-                #expect(counts.first == Int64(kept))
+                let first = try #require(counts.first)
+                #expect(first >= Int64(kept))
+                #expect(counts == counts.sorted())
                 #expect(counts.last == 100_000)
                 #expect(resumed.downloadProgress.totalUnitCount == 100_000)
                 // As with Alamofire, no URLRequest is made for resume data.
