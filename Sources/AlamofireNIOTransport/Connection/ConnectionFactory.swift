@@ -47,7 +47,9 @@ struct ConnectionFactory: Sendable {
     let eventLoopGroup: any EventLoopGroup
     let tls: TransportTLSConfiguration
     /// The TLS context and roots, or why the TLS settings are unusable (reported by https requests).
-    let tlsSetup: Result<(context: NIOSSLContext, anchors: TrustAnchors), TransportError>
+    /// Made when the first https connection needs them: reading the system's roots takes tens of
+    /// milliseconds, which a session that only speaks plain HTTP should not pay.
+    private let tlsSetup: LazyTLSSetup
     /// Contexts for requests that present a client identity of their own.
     private let identityContexts = NIOLockedValueBox<[TransportClientIdentity: NIOSSLContext]>([:])
     let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
@@ -61,12 +63,14 @@ struct ConnectionFactory: Sendable {
         self.tls = tls
         self.decompressionLimit = decompressionLimit
         self.logger = logger
-        do {
-            let extraRoots = try tls.additionalTrustRoots.map { try Certificate(derEncoded: $0) }
-            let context = try NIOSSLContext(configuration: Self.clientConfiguration(tls, identity: tls.clientIdentity))
-            tlsSetup = .success((context, TrustAnchors(extraRoots, includingSystemRoots: tls.trustsSystemRoots)))
-        } catch {
-            tlsSetup = .failure(TransportError(.secureConnectionFailed, "the TLS settings are not usable", underlyingError: error))
+        self.tlsSetup = LazyTLSSetup {
+            do {
+                let extraRoots = try tls.additionalTrustRoots.map { try Certificate(derEncoded: $0) }
+                let context = try NIOSSLContext(configuration: Self.clientConfiguration(tls, identity: tls.clientIdentity))
+                return .success((context, TrustAnchors(extraRoots, includingSystemRoots: tls.trustsSystemRoots)))
+            } catch {
+                return .failure(TransportError(.secureConnectionFailed, "the TLS settings are not usable", underlyingError: error))
+            }
         }
     }
 
@@ -86,7 +90,7 @@ struct ConnectionFactory: Sendable {
     /// The context and roots for a connection to `origin`: the transport's, or one made (once) for
     /// the origin's own client identity.
     private func tlsSetup(for origin: Origin) throws -> (context: NIOSSLContext, anchors: TrustAnchors) {
-        let setup = try tlsSetup.get()
+        let setup = try tlsSetup.value.get()
         guard let identity = origin.clientIdentity, identity != tls.clientIdentity else { return setup }
         return try identityContexts.withLockedValue { contexts in
             if let context = contexts[identity] { return (context, setup.anchors) }
@@ -317,5 +321,26 @@ final class TLSHandshakeObserver: ChannelInboundHandler, RemovableChannelHandler
             promise.fail(TransportError.connectionLost("the server closed the connection during the TLS handshake"))
         }
         context.fireChannelInactive()
+    }
+}
+
+/// A transport's TLS context and roots, made once, by the first connection that asks for them.
+private final class LazyTLSSetup: Sendable {
+    typealias Setup = Result<(context: NIOSSLContext, anchors: TrustAnchors), TransportError>
+    private let make: @Sendable () -> Setup
+    private let made = NIOLockedValueBox<Setup?>(nil)
+
+    init(_ make: @escaping @Sendable () -> Setup) {
+        self.make = make
+    }
+
+    /// Connections that ask while it is being made wait for it: they need it too.
+    var value: Setup {
+        made.withLockedValue { made in
+            if let made { return made }
+            let setup = make()
+            made = setup
+            return setup
+        }
     }
 }
