@@ -72,8 +72,8 @@ struct BenchServer {
         if !FileManager.default.fileExists(atPath: binary) {
             // A fresh machine has no package lists: install finds nothing without an update first.
             print("installing nginx-light …")
-            _ = run("/usr/bin/apt-get", ["update", "-qq"])
-            _ = run("/usr/bin/apt-get", ["install", "-y", "-qq", "nginx-light"])
+            runCommand("/usr/bin/apt-get", ["update", "-qq"])
+            runCommand("/usr/bin/apt-get", ["install", "-y", "-qq", "nginx-light"])
             guard FileManager.default.fileExists(atPath: binary) else { return nil }
         }
         let port = freePort()
@@ -143,19 +143,6 @@ struct BenchServer {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    @discardableResult
-    private static func run(_ path: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        do {
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus
-        } catch {
-            return -1
-        }
-    }
 }
 
 /// The documents served: a 200-byte JSON object and a ~50 KB JSON array of items.
@@ -196,5 +183,20 @@ enum BenchServerError: Error, CustomStringConvertible {
             "nginx could not be had (apt-get update and apt-get install nginx-light failed, or it did not start): W1, W2 and W5 "
                 + "need the documents it serves. Install nginx-light, or run --workload W3, W4, W6, W7 or W8 alone."
         }
+    }
+}
+
+/// Runs a program to its end and returns its exit status (-1 when it cannot start).
+@discardableResult
+func runCommand(_ path: String, _ arguments: [String]) -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    do {
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    } catch {
+        return -1
     }
 }

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFileSystem
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -33,13 +34,23 @@ struct AlamofireNIOClient: BenchClient {
     let name = "AlamofireNIO"
     let session: Session
 
-    init(maximumConnectionsPerHost: Int) {
+    /// With `attachingPolicies`, the session gets a cookie storage of its own holding a cookie for
+    /// another host, and an event monitor counting finished requests (W1P).
+    init(maximumConnectionsPerHost: Int, attachingPolicies: Bool = false) {
         let configuration = URLSessionConfiguration.af.default
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         // Every request goes on the wire, as with AsyncHTTPClient: nginx's validators would otherwise
         // let the cache answer (or revalidate) the repeated GETs.
         configuration.urlCache = nil
-        session = Session(configuration: configuration)
+        guard attachingPolicies else {
+            session = Session(configuration: configuration)
+            return
+        }
+        let cookies = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "AlamofireNIO.bench.W1P")
+        let cookie = HTTPCookie(properties: [.domain: "example.com", .path: "/", .name: "session", .value: "1"])
+        cookie.map { cookies.setCookie($0) }
+        configuration.httpCookieStorage = cookies
+        session = Session(configuration: configuration, eventMonitors: [FinishedRequestCounter()])
     }
 
     func data(_ url: URL) async throws -> Data {
@@ -60,6 +71,15 @@ struct AlamofireNIOClient: BenchClient {
     }
 
     func shutdown() async throws {}
+}
+
+/// An event monitor with one event to handle, for W1P.
+final class FinishedRequestCounter: EventMonitor, Sendable {
+    let finished = Atomic<Int>(0)
+
+    func requestDidFinish(_ request: Request) {
+        finished.add(1, ordering: .relaxed)
+    }
 }
 
 struct AsyncHTTPClientClient: BenchClient {

@@ -24,6 +24,8 @@ struct Workload: Sendable {
     let isolated: Bool
     /// Connections per host the clients are made with.
     let connectionsPerHost: Int
+    /// AlamofireNIO's session gets a cookie storage and an event monitor (W1P).
+    var attachesPolicies = false
     /// Whether failed requests are counted and reported rather than failing the run.
     var countsErrors: Bool { id == "W2" || id == "W6" }
     let run: @Sendable (any BenchClient, WorkloadContext) async throws -> Measurement
@@ -36,6 +38,8 @@ struct Measurement: Codable, Sendable {
     var errors = 0
     var p50Milliseconds: Double?
     var p99Milliseconds: Double?
+    /// The client process's user and system CPU time per 1,000 requests (W1, W2, W5), server excluded.
+    var cpuSecondsPer1000: Double?
 }
 
 enum Sizes {
@@ -53,44 +57,11 @@ func workloads(quick: Bool) -> [Workload] {
     return [
         Workload(id: "W1", title: "\(sequential) sequential GETs of 200 B JSON", unit: "req/s", isolated: false, connectionsPerHost: 64) {
             client, context in
-            let url = context.baseURL.appendingPathComponent(BenchServer.smallJSON)
-            var latencies: [Double] = []
-            latencies.reserveCapacity(sequential)
-            let start = ContinuousClock.now
-            for _ in 0..<sequential {
-                let requestStart = ContinuousClock.now
-                _ = try await client.data(url)
-                latencies.append(seconds(requestStart.duration(to: .now)) * 1000)
-            }
-            let elapsed = seconds(start.duration(to: .now))
-            latencies.sort()
-            return Measurement(
-                value: Double(sequential) / elapsed, p50Milliseconds: latencies[latencies.count / 2],
-                p99Milliseconds: latencies[min(latencies.count - 1, latencies.count * 99 / 100)])
+            try await sequentialGets(client, context, count: sequential)
         },
         Workload(id: "W2", title: "\(concurrentTotal) GETs, 64 in flight", unit: "req/s", isolated: false, connectionsPerHost: 64) {
             client, context in
-            let url = context.baseURL.appendingPathComponent(BenchServer.smallJSON)
-            let start = ContinuousClock.now
-            // Each task reports 1 for a failed request; the run goes on.
-            let errors = await withTaskGroup(of: Int.self) { group in
-                let attempt: @Sendable () async -> Int = { (try? await client.data(url)).map { $0.isEmpty ? 1 : 0 } ?? 1 }
-                var started = 0
-                for _ in 0..<64 {
-                    group.addTask(operation: attempt)
-                    started += 1
-                }
-                var errors = 0
-                while let failed = await group.next() {
-                    errors += failed
-                    if started < concurrentTotal {
-                        group.addTask(operation: attempt)
-                        started += 1
-                    }
-                }
-                return errors
-            }
-            return Measurement(value: Double(concurrentTotal) / seconds(start.duration(to: .now)), errors: errors)
+            await concurrentGets(client, context, count: concurrentTotal)
         },
         Workload(
             id: "W3", title: "one \(Sizes.download(quick: quick) >> 20) MiB download streamed to a file", unit: "MB/s", isolated: true,
@@ -119,12 +90,15 @@ func workloads(quick: Bool) -> [Workload] {
         ) {
             client, context in
             let url = context.baseURL.appendingPathComponent(BenchServer.itemsJSON)
+            let cpuStart = processCPUSeconds()
             let start = ContinuousClock.now
             for _ in 0..<decodes {
                 let items = try await client.decode([Item].self, url)
                 guard items.count == 250 else { throw UnexpectedResponse(description: "decoded \(items.count) items") }
             }
-            return Measurement(value: Double(decodes) / seconds(start.duration(to: .now)))
+            return Measurement(
+                value: Double(decodes) / seconds(start.duration(to: .now)),
+                cpuSecondsPer1000: (processCPUSeconds() - cpuStart) * 1000 / Double(decodes))
         },
         Workload(
             id: "W6", title: "\(Sizes.slowRequests(quick: quick)) requests in flight at once, \(Sizes.slowDelay) s each, 1000 connections",
@@ -162,7 +136,71 @@ func workloads(quick: Bool) -> [Workload] {
             guard count == Sizes.download(quick: context.quick) else { throw UnexpectedResponse(description: "streamed \(count) bytes") }
             return Measurement(value: Double(count) / 1e6 / elapsed)
         },
+        // W1 again, with AlamofireNIO's session carrying a cookie storage (holding a cookie for another
+        // host) and an event monitor: policies that are attached but have nothing to do should cost nothing.
+        Workload(
+            id: "W1P", title: "W1 with a cookie storage and an event monitor on AlamofireNIO's session", unit: "req/s", isolated: false,
+            connectionsPerHost: 64, attachesPolicies: true
+        ) { client, context in
+            try await sequentialGets(client, context, count: sequential)
+        },
     ]
+}
+
+/// W1's loop: `count` GETs of the small document one after another, with each one's latency.
+func sequentialGets(_ client: any BenchClient, _ context: WorkloadContext, count: Int) async throws -> Measurement {
+    let url = context.baseURL.appendingPathComponent(BenchServer.smallJSON)
+    var latencies: [Double] = []
+    latencies.reserveCapacity(count)
+    let cpuStart = processCPUSeconds()
+    let start = ContinuousClock.now
+    for _ in 0..<count {
+        let requestStart = ContinuousClock.now
+        let body = try await client.data(url)
+        guard body.count == Documents.small.count else { throw UnexpectedResponse(description: "\(body.count) bytes") }
+        latencies.append(seconds(requestStart.duration(to: .now)) * 1000)
+    }
+    let elapsed = seconds(start.duration(to: .now))
+    latencies.sort()
+    return Measurement(
+        value: Double(count) / elapsed, p50Milliseconds: latencies[latencies.count / 2],
+        p99Milliseconds: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
+        cpuSecondsPer1000: (processCPUSeconds() - cpuStart) * 1000 / Double(count))
+}
+
+/// W2's load: `count` GETs of the small document, 64 in flight; a failed request is counted and the run goes on.
+func concurrentGets(_ client: any BenchClient, _ context: WorkloadContext, count: Int) async -> Measurement {
+    let url = context.baseURL.appendingPathComponent(BenchServer.smallJSON)
+    let cpuStart = processCPUSeconds()
+    let start = ContinuousClock.now
+    let errors = await withTaskGroup(of: Int.self) { group in
+        let attempt: @Sendable () async -> Int = { (try? await client.data(url)).map { $0.count == Documents.small.count ? 0 : 1 } ?? 1 }
+        var started = 0
+        while started < min(64, count) {
+            group.addTask(operation: attempt)
+            started += 1
+        }
+        var errors = 0
+        while let failed = await group.next() {
+            errors += failed
+            if started < count {
+                group.addTask(operation: attempt)
+                started += 1
+            }
+        }
+        return errors
+    }
+    return Measurement(
+        value: Double(count) / seconds(start.duration(to: .now)), errors: errors,
+        cpuSecondsPer1000: (processCPUSeconds() - cpuStart) * 1000 / Double(count))
+}
+
+/// User and system CPU time this process has used so far.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 func seconds(_ duration: Duration) -> Double {
