@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -8,21 +9,22 @@ public import FoundationNetworking
 ///
 /// Each event goes straight to each monitor's queue from the moment that raises it (Alamofire hops
 /// through ``queue`` first; events of one request are raised in order, so the monitors see them in
-/// order without it). Alamofire's own ``AlamofireNotifications`` is only told of the events it posts,
-/// and posts them at once, so a session with no other monitor pays nothing for the rest and no
-/// thread hop for those.
+/// order without it). Events raised while a monitor's earlier ones still wait for its queue join
+/// them, so a burst (a request's creation, its response) wakes the queue once, not once per event.
+/// Alamofire's own ``AlamofireNotifications`` is only told of the events it posts, and posts them at
+/// once, so a session with no other monitor pays nothing for the rest and no thread hop for those.
 public final class CompositeEventMonitor: EventMonitor {
     public let queue: DispatchQueue
     /// Underlying `EventMonitor`s performed by the instance.
     public let monitors: [any EventMonitor]
     private let notifications: [AlamofireNotifications]
-    private let others: [any EventMonitor]
+    private let others: [EventDelivery]
 
     init(queue: DispatchQueue = DispatchQueue(label: "org.alamofire.compositeEventMonitor"), monitors: [any EventMonitor]) {
         self.queue = queue
         self.monitors = monitors
         self.notifications = monitors.compactMap { $0 as? AlamofireNotifications }
-        self.others = monitors.filter { !($0 is AlamofireNotifications) }
+        self.others = monitors.filter { !($0 is AlamofireNotifications) }.map(EventDelivery.init)
     }
 
     /// Whether any monitor would hear `event`s that post no notification.
@@ -36,7 +38,7 @@ public final class CompositeEventMonitor: EventMonitor {
         if let notification, let request {
             for monitor in notifications { monitor.post(notification, for: request) }
         }
-        for monitor in others { monitor.queue.async { event(monitor) } }
+        for monitor in others { monitor.deliver(event) }
     }
 
     // MARK: URLSession events
@@ -253,5 +255,42 @@ public final class CompositeEventMonitor: EventMonitor {
 
     public func request<Value: Sendable>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {
         performEvent { $0.request(request, didParseResponse: response) }
+    }
+}
+
+/// Delivers one monitor's events on its queue, in the order they were raised. An event raised while
+/// earlier ones wait for the queue joins them; each dispatch runs the events waiting when it
+/// starts, and dispatches again if more came meanwhile, so other work on the queue still gets its turn.
+private final class EventDelivery: Sendable {
+    typealias Event = @Sendable (any EventMonitor) -> Void
+
+    let monitor: any EventMonitor
+    private let waiting = Mutex<(events: [Event], dispatched: Bool)>(([], false))
+
+    init(_ monitor: any EventMonitor) {
+        self.monitor = monitor
+    }
+
+    func deliver(_ event: @escaping Event) {
+        let dispatch = waiting.withLock { waiting in
+            waiting.events.append(event)
+            defer { waiting.dispatched = true }
+            return !waiting.dispatched
+        }
+        if dispatch { monitor.queue.async { self.runWaitingEvents() } }
+    }
+
+    private func runWaitingEvents() {
+        let events = waiting.withLock { waiting in
+            var events: [Event] = []
+            swap(&events, &waiting.events)
+            return events
+        }
+        for event in events { event(monitor) }
+        let more = waiting.withLock { waiting in
+            waiting.dispatched = !waiting.events.isEmpty
+            return waiting.dispatched
+        }
+        if more { monitor.queue.async { self.runWaitingEvents() } }
     }
 }
