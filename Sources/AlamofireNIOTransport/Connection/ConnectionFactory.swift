@@ -109,6 +109,12 @@ struct ConnectionFactory: Sendable {
     ) async throws
         -> HTTP1Connection
     {
+        if origin.isTLS {
+            // The first https connection makes the TLS context and reads the system's roots: on the
+            // thread pool (it blocks), and before the connect timeout and metrics start.
+            let factory = self
+            _ = try await NIOThreadPool.singleton.runIfActive { try factory.tlsSetup(for: origin) }
+        }
         var metrics = ExchangeMetrics(fetchStart: .now())
         metrics.domainLookupStart = .now()
         let addresses = try await resolve(origin)
