@@ -34,8 +34,8 @@ struct AlamofireNIOClient: BenchClient {
     let name = "AlamofireNIO"
     let session: Session
 
-    /// With `attachingPolicies`, the session gets a cookie storage of its own holding a cookie for
-    /// another host, and an event monitor counting finished requests (W1P).
+    /// With `attachingPolicies`, the session gets a cookie storage of its own (empty: nothing to send
+    /// to this host) and an event monitor counting finished requests on a queue of its own (W1P).
     init(maximumConnectionsPerHost: Int, attachingPolicies: Bool = false) {
         let configuration = URLSessionConfiguration.af.default
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
@@ -46,10 +46,8 @@ struct AlamofireNIOClient: BenchClient {
             session = Session(configuration: configuration)
             return
         }
-        let cookies = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "AlamofireNIO.bench.W1P")
-        let cookie = HTTPCookie(properties: [.domain: "example.com", .path: "/", .name: "session", .value: "1"])
-        cookie.map { cookies.setCookie($0) }
-        configuration.httpCookieStorage = cookies
+        // Nothing is stored in it, so nothing is written to disk.
+        configuration.httpCookieStorage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "AlamofireNIO.bench.W1P")
         session = Session(configuration: configuration, eventMonitors: [FinishedRequestCounter()])
     }
 
@@ -73,9 +71,11 @@ struct AlamofireNIOClient: BenchClient {
     func shutdown() async throws {}
 }
 
-/// An event monitor with one event to handle, for W1P.
+/// An event monitor with one event to handle, for W1P. Its queue is its own, as a server's would
+/// be: Alamofire's default, the main queue, measures the main thread's wake-ups instead.
 final class FinishedRequestCounter: EventMonitor, Sendable {
     let finished = Atomic<Int>(0)
+    let queue = DispatchQueue(label: "FinishedRequestCounter")
 
     func requestDidFinish(_ request: Request) {
         finished.add(1, ordering: .relaxed)

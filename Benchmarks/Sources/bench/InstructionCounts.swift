@@ -73,8 +73,8 @@ struct Callgrind {
     let program: URL
 
     /// Installs valgrind (and binutils, for `strip`) from Debian when missing, as the benchmark
-    /// does nginx, and makes the stripped copy in `scratch`.
-    init(scratch: URL) throws {
+    /// does nginx, and makes the stripped copy.
+    init() throws {
         let strip = "/usr/bin/strip"
         if !FileManager.default.fileExists(atPath: valgrind) || !FileManager.default.fileExists(atPath: strip) {
             print("installing valgrind …")
@@ -84,11 +84,21 @@ struct Callgrind {
         guard FileManager.default.fileExists(atPath: valgrind), FileManager.default.fileExists(atPath: strip) else {
             throw BenchError.usage("valgrind could not be had (apt-get update and apt-get install valgrind binutils failed)")
         }
-        program = scratch.appendingPathComponent("bench-without-debug-info")
+        // In the temporary directory, not tmpfs (which may be small or noexec), in a directory named
+        // `release` as the original's is: Foundation names the program's data folder (where the
+        // shared cookie storage lives) after it.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("alamofire-nio-bench-\(getpid())/release")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        program = directory.appendingPathComponent("bench")
         let original = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         guard runCommand(strip, ["--strip-debug", "-o", program.path, original]) == 0 else {
             throw BenchError.usage("strip --strip-debug failed on \(original)")
         }
+    }
+
+    /// Removes the stripped copy.
+    func removeProgram() {
+        try? FileManager.default.removeItem(at: program.deletingLastPathComponent().deletingLastPathComponent())
     }
 }
 
@@ -115,10 +125,13 @@ func callgrindRun(_ callgrind: Callgrind, workload: String, client: String, requ
 /// Instructions and allocations per request, from a small and a large counted run.
 func countInstructions(_ callgrind: Callgrind, workload: String, client: String, context: WorkloadContext) throws -> InstructionCount {
     let (small, large) = CountedRequests.counts(for: workload)
-    let smallRun = try CallgrindTotals(
-        contentsOf: callgrindRun(callgrind, workload: workload, client: client, requests: small, context: context))
-    let largeRun = try CallgrindTotals(
-        contentsOf: callgrindRun(callgrind, workload: workload, client: client, requests: large, context: context))
+    func totals(_ requests: Int) throws -> CallgrindTotals {
+        let output = try callgrindRun(callgrind, workload: workload, client: client, requests: requests, context: context)
+        defer { try? FileManager.default.removeItem(at: output) }
+        return try CallgrindTotals(contentsOf: output)
+    }
+    let smallRun = try totals(small)
+    let largeRun = try totals(large)
     let extra = Double(large - small)
     return InstructionCount(
         instructionsPerRequest: Int((Double(largeRun.instructions - smallRun.instructions) / extra).rounded()),
@@ -167,7 +180,7 @@ func printProfile(_ callgrind: Callgrind, workload: String, client: String, cont
 func annotatedCosts(_ output: URL, inclusive: Bool) throws -> [String: Int] {
     guard
         let annotated = commandOutput(
-            "/usr/bin/callgrind_annotate", ["--inclusive=\(inclusive ? "yes" : "no")", "--threshold=100", output.path])
+            "/usr/bin/callgrind_annotate", ["--inclusive=\(inclusive ? "yes" : "no")", "--threshold=100", "--auto=no", output.path])
     else { throw UnexpectedResponse(description: "callgrind_annotate failed on \(output.path)") }
     var costs: [String: Int] = [:]
     for row in annotated.split(separator: "\n") {
@@ -197,7 +210,7 @@ func demangle(_ text: String) -> String {
     // Written from another thread so a full output pipe cannot stall the write.
     let data = Data(text.utf8)
     Thread.detachNewThread {
-        input.fileHandleForWriting.write(data)
+        try? input.fileHandleForWriting.write(contentsOf: data)
         try? input.fileHandleForWriting.close()
     }
     let result = output.fileHandleForReading.readDataToEndOfFile()

@@ -59,6 +59,14 @@ func workloads(quick: Bool) -> [Workload] {
             client, context in
             try await sequentialGets(client, context, count: sequential)
         },
+        // W1 again, with AlamofireNIO's session carrying a cookie storage and an event monitor: policies
+        // attached with little to do should cost little. Run right after W1, against AsyncHTTPClient only.
+        Workload(
+            id: "W1P", title: "W1 with a cookie storage and an event monitor on AlamofireNIO's session", unit: "req/s", isolated: false,
+            connectionsPerHost: 64, attachesPolicies: true
+        ) { client, context in
+            try await sequentialGets(client, context, count: sequential)
+        },
         Workload(id: "W2", title: "\(concurrentTotal) GETs, 64 in flight", unit: "req/s", isolated: false, connectionsPerHost: 64) {
             client, context in
             await concurrentGets(client, context, count: concurrentTotal)
@@ -135,14 +143,6 @@ func workloads(quick: Bool) -> [Workload] {
             let elapsed = seconds(start.duration(to: .now))
             guard count == Sizes.download(quick: context.quick) else { throw UnexpectedResponse(description: "streamed \(count) bytes") }
             return Measurement(value: Double(count) / 1e6 / elapsed)
-        },
-        // W1 again, with AlamofireNIO's session carrying a cookie storage (holding a cookie for another
-        // host) and an event monitor: policies that are attached but have nothing to do should cost nothing.
-        Workload(
-            id: "W1P", title: "W1 with a cookie storage and an event monitor on AlamofireNIO's session", unit: "req/s", isolated: false,
-            connectionsPerHost: 64, attachesPolicies: true
-        ) { client, context in
-            try await sequentialGets(client, context, count: sequential)
         },
     ]
 }
