@@ -193,7 +193,7 @@ enum Bench {
                         ?? "n/a"
                     print(
                         String(
-                            format: "  %@ %9d instructions/request (%@ AsyncHTTPClient's)  %7.1f allocations/request",
+                            format: "  %@ %9ld instructions/request (%@ AsyncHTTPClient's)  %7.1f allocations/request",
                             name.padding(toLength: 16, withPad: " ", startingAt: 0) as NSString,
                             count.instructionsPerRequest, ratio as NSString, count.allocationsPerRequest))
                 }

@@ -70,10 +70,7 @@ struct BenchServer {
     private static func startNginx(root: URL) throws -> BenchServer? {
         let binary = "/usr/sbin/nginx"
         if !FileManager.default.fileExists(atPath: binary) {
-            // A fresh machine has no package lists: install finds nothing without an update first.
-            print("installing nginx-light …")
-            runCommand("/usr/bin/apt-get", ["update", "-qq"])
-            runCommand("/usr/bin/apt-get", ["install", "-y", "-qq", "nginx-light"])
+            installFromDebian(["nginx-light"])
             guard FileManager.default.fileExists(atPath: binary) else { return nil }
         }
         let port = freePort()
@@ -184,6 +181,14 @@ enum BenchServerError: Error, CustomStringConvertible {
                 + "need the documents it serves. Install nginx-light, or run --workload W3, W4, W6, W7 or W8 alone."
         }
     }
+}
+
+/// Installs Debian packages. A fresh machine has no package lists: install finds nothing without an
+/// update first.
+func installFromDebian(_ packages: [String]) {
+    print("installing \(packages.joined(separator: ", ")) …")
+    runCommand("/usr/bin/apt-get", ["update", "-qq"])
+    runCommand("/usr/bin/apt-get", ["install", "-y", "-qq"] + packages)
 }
 
 /// Runs a program to its end and returns its exit status (-1 when it cannot start).

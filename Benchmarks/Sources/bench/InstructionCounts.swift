@@ -77,9 +77,7 @@ struct Callgrind {
     init() throws {
         let strip = "/usr/bin/strip"
         if !FileManager.default.fileExists(atPath: valgrind) || !FileManager.default.fileExists(atPath: strip) {
-            print("installing valgrind …")
-            runCommand("/usr/bin/apt-get", ["update", "-qq"])
-            runCommand("/usr/bin/apt-get", ["install", "-y", "-qq", "valgrind", "binutils"])
+            installFromDebian(["valgrind", "binutils"])
         }
         guard FileManager.default.fileExists(atPath: valgrind), FileManager.default.fileExists(atPath: strip) else {
             throw BenchError.usage("valgrind could not be had (apt-get update and apt-get install valgrind binutils failed)")
@@ -124,37 +122,50 @@ func callgrindRun(_ callgrind: Callgrind, workload: String, client: String, requ
 
 /// Instructions and allocations per request, from a small and a large counted run.
 func countInstructions(_ callgrind: Callgrind, workload: String, client: String, context: WorkloadContext) throws -> InstructionCount {
-    let (small, large) = CountedRequests.counts(for: workload)
-    func totals(_ requests: Int) throws -> CallgrindTotals {
-        let output = try callgrindRun(callgrind, workload: workload, client: client, requests: requests, context: context)
-        defer { try? FileManager.default.removeItem(at: output) }
-        return try CallgrindTotals(contentsOf: output)
+    let runs = try CountedRuns(callgrind, workload: workload, client: client, context: context)
+    defer { runs.remove() }
+    return try runs.perRequest()
+}
+
+/// A workload's small and large counted runs under callgrind: the difference between them is the
+/// cost of the extra requests alone.
+struct CountedRuns {
+    let small: URL
+    let large: URL
+    let smallCount: Int
+    let largeCount: Int
+
+    init(_ callgrind: Callgrind, workload: String, client: String, context: WorkloadContext) throws {
+        (smallCount, largeCount) = CountedRequests.counts(for: workload)
+        small = try callgrindRun(callgrind, workload: workload, client: client, requests: smallCount, context: context)
+        large = try callgrindRun(callgrind, workload: workload, client: client, requests: largeCount, context: context)
     }
-    let smallRun = try totals(small)
-    let largeRun = try totals(large)
-    let extra = Double(large - small)
-    return InstructionCount(
-        instructionsPerRequest: Int((Double(largeRun.instructions - smallRun.instructions) / extra).rounded()),
-        allocationsPerRequest: (Double(largeRun.allocations - smallRun.allocations) / extra * 10).rounded() / 10)
+
+    var extraRequests: Double { Double(largeCount - smallCount) }
+
+    func perRequest() throws -> InstructionCount {
+        let (before, after) = (try CallgrindTotals(contentsOf: small), try CallgrindTotals(contentsOf: large))
+        return InstructionCount(
+            instructionsPerRequest: Int((Double(after.instructions - before.instructions) / extraRequests).rounded()),
+            allocationsPerRequest: (Double(after.allocations - before.allocations) / extraRequests * 10).rounded() / 10)
+    }
+
+    func remove() {
+        for output in [small, large] { try? FileManager.default.removeItem(at: output) }
+    }
 }
 
 /// Prints the functions with the highest inclusive and self costs per request of one client's
 /// requests, demangled, so the next optimisation starts from data. Like the counts, it differences
 /// a small and a large run function by function, so start-up and connection set-up drop out.
 func printProfile(_ callgrind: Callgrind, workload: String, client: String, context: WorkloadContext, lines: Int = 45) throws {
-    let (small, large) = CountedRequests.counts(for: workload)
-    let smallRun = try callgrindRun(callgrind, workload: workload, client: client, requests: small, context: context)
-    let largeRun = try callgrindRun(callgrind, workload: workload, client: client, requests: large, context: context)
-    defer { for run in [smallRun, largeRun] { try? FileManager.default.removeItem(at: run) } }
-    let extra = Double(large - small)
-    let smallTotals = try CallgrindTotals(contentsOf: smallRun)
-    let largeTotals = try CallgrindTotals(contentsOf: largeRun)
+    let runs = try CountedRuns(callgrind, workload: workload, client: client, context: context)
+    defer { runs.remove() }
+    let (smallRun, largeRun, extra) = (runs.small, runs.large, runs.extraRequests)
+    let count = try runs.perRequest()
     print(
-        String(
-            format: "%@ on %@, per request (runs of %d and %d requests differenced): %.0f instructions, %.1f allocations",
-            client as NSString,
-            workload as NSString, large, small, Double(largeTotals.instructions - smallTotals.instructions) / extra,
-            Double(largeTotals.allocations - smallTotals.allocations) / extra))
+        "\(client) on \(workload), per request (runs of \(runs.largeCount) and \(runs.smallCount) requests differenced): "
+            + "\(count.instructionsPerRequest) instructions, \(count.allocationsPerRequest) allocations")
     // AlamofireNIO's own modules, by their mangled prefixes.
     let ownModules = ["12AlamofireNIO", "19AlamofireNIOLoading", "21AlamofireNIOTransport"]
     let views: [(title: String, inclusive: Bool, ownOnly: Bool)] = [
