@@ -115,21 +115,6 @@ package final class LoadingSession: Sendable {
         return .nanoseconds(Int64(min(interval, 1e9) * 1e9))
     }
 
-    /// The response as Foundation's type; repeated fields are joined with commas, as URLSession does.
-    static func httpURLResponse(_ head: HTTPResponseHead, url: URL) -> HTTPURLResponse? {
-        var fields: [String: String] = [:]
-        for (name, value) in head.headers {
-            if let existing = fields[name] {
-                fields[name] = existing + ", " + value
-            } else {
-                fields[name] = value
-            }
-        }
-        return HTTPURLResponse(
-            url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
-            headerFields: fields)
-    }
-
     /// A failure in URLSession's terms.
     static func urlError(_ error: any Error, url: URL) -> URLError {
         switch error {

@@ -34,7 +34,7 @@ extension LoadingTask {
 
     /// The transaction of a streamed exchange whose body has been read.
     func transaction(
-        of streamed: TransportResponse, request: URLRequest, response: URLResponse?
+        of streamed: TransportResponse, request: URLRequest, response: ReceivedResponse?
     ) async throws
         -> TransactionMetrics
     {
@@ -90,7 +90,7 @@ extension LoadingTask {
             // A declined redirect's body was read already: there is no file.
             guard pending != nil || local != nil else { return perform(state.withLock { $0.machine.bodyReceived() }) }
             let url = response?.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-            let plan = downloadPlan(for: response, streamed: pending != nil, directory: directory)
+            let plan = downloadPlan(for: response?.urlResponse, streamed: pending != nil, directory: directory)
             if let offset = plan.reportedOffset {
                 delegate.loadingTask(self, didResumeAtOffset: offset, expectedTotalBytes: plan.expectedTotalBytes ?? -1)
             }
@@ -148,12 +148,13 @@ extension LoadingTask {
             do {
                 let loaded = try await LocalResource.load(url)
                 let started = state.withLock { $0.hopStarted }
+                let response = ReceivedResponse(loaded.response)
                 let transaction = TransactionMetrics(
-                    request: request, response: loaded.response, fetchStart: started, end: Date(), fetchType: .unknown)
+                    request: request, response: response, fetchStart: started, end: Date(), fetchType: .unknown)
                 let length = Int64(loaded.body.readableBytes)
                 state.withLock { $0.bytesExpectedToReceive = length }
                 didReceiveBody(totalBytes: length, expected: length)
-                decide(loaded.response, Verdict()) { state in
+                decide(response, Verdict()) { state in
                     state.collectedBody = loaded.body
                     state.transactions.append(transaction)
                 }
@@ -172,17 +173,19 @@ extension LoadingTask {
             onEnd: { [weak self] outcome in
                 guard let self else { return }
                 let started = self.state.withLock { $0.hopStarted }
-                func transaction(_ response: URLResponse) -> TransactionMetrics {
+                func transaction(_ response: ReceivedResponse) -> TransactionMetrics {
                     TransactionMetrics(request: request, response: response, fetchStart: started, end: Date(), fetchType: .unknown)
                 }
                 switch outcome {
-                case .loaded(let response, let data):
+                case .loaded(let loaded, let data):
+                    let response = ReceivedResponse(loaded)
                     self.decide(response, Verdict()) { state in
                         state.collectedBody = ByteBuffer(bytes: data)
                         state.transactions.append(transaction(response))
                         state.isExemptFromCache = true
                     }
-                case .redirected(let response, let next):
+                case .redirected(let redirect, let next):
+                    let response = ReceivedResponse(redirect)
                     self.decide(response, Verdict(verdict: .redirect, proposed: next)) { $0.transactions.append(transaction(response)) }
                 case .failed(let error):
                     self.exchangeFailed(error)

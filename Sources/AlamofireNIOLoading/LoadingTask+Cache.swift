@@ -40,35 +40,36 @@ extension LoadingTask {
         let length = Int64(entry.data.count)
         state.withLock { $0.bytesExpectedToReceive = length }
         didReceiveBody(totalBytes: length, expected: length)
+        let response = ReceivedResponse(entry.response)
         let transaction = TransactionMetrics(
-            request: originalRequest, response: entry.response, fetchStart: now, end: now, fetchType: .localCache)
+            request: originalRequest, response: response, fetchStart: now, end: now, fetchType: .localCache)
         perform(
             state.withLock { state in
                 state.collectedBody = ByteBuffer(bytes: entry.data)
                 state.transactions.append(transaction)
-                state.response = entry.response
-                state.hopResponse = entry.response
+                state.response = response
+                state.hopResponse = response
                 state.isExemptFromCache = true
-                state.proposedRequest = (entry.response as? HTTPURLResponse).flatMap {
-                    session.redirectPolicy.nextRequest(after: originalRequest, response: $0)
-                }
+                state.proposedRequest = session.redirectPolicy.nextRequest(after: originalRequest, response: response)
                 return state.machine.cacheHit(redirect: state.proposedRequest != nil)
             })
     }
 
     /// The response a revalidation's answer stands for: a 304 becomes the stored response (with
     /// the 304's headers, stored again) and its body; anything else is itself, with no stored body.
-    func revalidated(_ response: HTTPURLResponse?, for request: URLRequest) -> (HTTPURLResponse?, Data?) {
+    func revalidated(_ response: ReceivedResponse?, for request: URLRequest) -> (ReceivedResponse?, Data?) {
         let (revalidating, requestTime) = state.withLock { state in
             defer { state.revalidating = nil }
             return (state.revalidating, state.requestSent)
         }
-        guard let response, let revalidating, response.statusCode == 304 else { return (response, nil) }
+        guard let response, let revalidating, response.statusCode == 304, let notModified = response.httpURLResponse else {
+            return (response, nil)
+        }
         let merged = session.cachePolicy.merge(
-            notModified: response, into: revalidating.entry, request: originalRequest, requestTime: requestTime,
+            notModified: notModified, into: revalidating.entry, request: originalRequest, requestTime: requestTime,
             responseTime: session.cachePolicy.now())
         state.withLock { $0.isExemptFromCache = true }
-        return (merged.response as? HTTPURLResponse ?? response, merged.data)
+        return (merged.response is HTTPURLResponse ? ReceivedResponse(merged.response) : response, merged.data)
     }
 
     /// Whether a streamed body should be copied for the cache (a GET, with a cache to offer it to).
@@ -81,8 +82,8 @@ extension LoadingTask {
     /// Dispatch thread, as URLSession asks on its delegate queue: storing lists the cache's
     /// directory, which must not block an event loop.
     func finishBody(offering body: Data?) {
-        let offer = state.withLock { state -> (URLRequest, HTTPURLResponse, Date, Date, NIOHTTP1.HTTPHeaders)? in
-            guard !state.isExemptFromCache, let response = state.response as? HTTPURLResponse else { return nil }
+        let offer = state.withLock { state -> (URLRequest, ReceivedResponse, Date, Date, NIOHTTP1.HTTPHeaders)? in
+            guard !state.isExemptFromCache, let response = state.response else { return nil }
             return (state.currentRequest, response, state.requestSent, state.responseReceived, state.sentHeaders)
         }
         guard let body, let (request, response, requestTime, responseTime, sentHeaders) = offer,

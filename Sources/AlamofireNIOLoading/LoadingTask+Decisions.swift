@@ -20,14 +20,14 @@ extension LoadingTask {
     /// A response head as the task goes on with it: the response to deliver (a 304 to a
     /// revalidation stands for the stored response, whose body comes with it) and the verdict.
     struct HeadOutcome: Sendable {
-        var response: HTTPURLResponse?
+        var response: ReceivedResponse?
         var storedBody: Data?
         var verdict: Verdict
     }
 
     /// Applies the policies to a response head: cookies are stored, a 304 to a revalidation is
     /// merged into the stored response, then the verdict. Call it through ``withStorageWrites(for:response:request:_:)``.
-    func outcome(of head: HTTPResponseHead, wire response: HTTPURLResponse?, request: URLRequest) -> HeadOutcome {
+    func outcome(of head: HTTPResponseHead, wire response: ReceivedResponse?, request: URLRequest) -> HeadOutcome {
         let (final, stored) = revalidated(response, for: request)
         let verdict = verdict(
             on: final, setCookies: head.headers["Set-Cookie"], wwwAuthenticate: head.headers["WWW-Authenticate"], for: request)
@@ -39,7 +39,7 @@ extension LoadingTask {
     /// every change and a `URLCache` lists its directory, which must block neither an event loop nor
     /// the concurrency pool.
     func withStorageWrites<Result: Sendable>(
-        for head: HTTPResponseHead, response: HTTPURLResponse?, request: URLRequest, _ work: @escaping @Sendable () -> Result,
+        for head: HTTPResponseHead, response: ReceivedResponse?, request: URLRequest, _ work: @escaping @Sendable () -> Result,
         then: @escaping @Sendable (Result) -> Void
     ) {
         let writesCache =
@@ -53,7 +53,7 @@ extension LoadingTask {
 
     /// ``withStorageWrites(for:response:request:_:then:)`` for async code.
     func withStorageWrites<Result: Sendable>(
-        for head: HTTPResponseHead, response: HTTPURLResponse?, request: URLRequest, _ work: @escaping @Sendable () -> Result
+        for head: HTTPResponseHead, response: ReceivedResponse?, request: URLRequest, _ work: @escaping @Sendable () -> Result
     ) async -> Result {
         await withCheckedContinuation { continuation in
             withStorageWrites(for: head, response: response, request: request, work) { continuation.resume(returning: $0) }
@@ -63,7 +63,7 @@ extension LoadingTask {
     /// Stores the response's cookies and settles an answer to a challenge (a credential the
     /// response accepted is stored; a refusal is counted), invalidates the cache after an unsafe
     /// method, then asks the redirect and authentication policies.
-    func verdict(on response: HTTPURLResponse?, setCookies: [String], wwwAuthenticate: [String], for request: URLRequest) -> Verdict {
+    func verdict(on response: ReceivedResponse?, setCookies: [String], wwwAuthenticate: [String], for request: URLRequest) -> Verdict {
         guard let response else { return Verdict() }
         session.cookiePolicy.store(setCookies, for: request)
         let (refused, accepted) = state.withLock { state -> (Int, (credential: URLCredential, space: URLProtectionSpace)?) in
@@ -96,7 +96,7 @@ extension LoadingTask {
     }
 
     /// Lets the machine decide what comes after a response, keeping what the next step needs.
-    func decide(_ response: URLResponse?, _ verdict: Verdict, keeping keep: (inout State) -> Void) {
+    func decide(_ response: ReceivedResponse?, _ verdict: Verdict, keeping keep: (inout State) -> Void) {
         let action = state.withLock { state in
             keep(&state)
             state.response = response

@@ -29,7 +29,9 @@ package final class LoadingTask: Sendable {
     package struct Snapshot: Sendable {
         package var status: Status
         package var currentRequest: URLRequest
-        package var response: URLResponse?
+        package var receivedResponse: ReceivedResponse?
+        /// The response as Foundation's type (made on first read).
+        package var response: URLResponse? { receivedResponse?.urlResponse }
         package var error: URLError?
         package var countOfBytesSent: Int64
         package var countOfBytesExpectedToSend: Int64
@@ -64,7 +66,7 @@ package final class LoadingTask: Sendable {
         var currentRequest: URLRequest
         var body: RequestBody?
         /// The latest response, and the request the next hop would send after it.
-        var response: URLResponse?
+        var response: ReceivedResponse?
         var proposedRequest: URLRequest?
         var challenge: LoadingChallenge?
         /// The answer to the last challenge, sent with every exchange until a redirect.
@@ -97,7 +99,7 @@ package final class LoadingTask: Sendable {
         var workGeneration = 0
         /// When the exchange under way started and the response it got, for the metrics of one that fails.
         var hopStarted = Date()
-        var hopResponse: URLResponse?
+        var hopResponse: ReceivedResponse?
         /// When the exchange under way was sent and the final response arrived, by the cache
         /// policy's clock, for its age arithmetic.
         var requestSent = Date()
@@ -132,7 +134,7 @@ package final class LoadingTask: Sendable {
                 default: isSuspended ? .suspended : .running
                 }
             return Snapshot(
-                status: status, currentRequest: currentRequest, response: response, error: error, countOfBytesSent: bytesSent,
+                status: status, currentRequest: currentRequest, receivedResponse: response, error: error, countOfBytesSent: bytesSent,
                 countOfBytesExpectedToSend: bytesExpectedToSend, countOfBytesReceived: bytesReceived,
                 countOfBytesExpectedToReceive: bytesExpectedToReceive)
         }
@@ -231,7 +233,7 @@ package final class LoadingTask: Sendable {
         case .cancelExchange:
             state.withLock { $0.cancelWork }?()
         case .askRedirect:
-            let (response, proposed) = state.withLock { ($0.response as? HTTPURLResponse, $0.proposedRequest) }
+            let (response, proposed) = state.withLock { ($0.response?.httpURLResponse, $0.proposedRequest) }
             guard let response, let proposed else {
                 return perform(state.withLock { $0.machine.redirectDecided(follow: false, needsBodyStream: false) })
             }
@@ -320,7 +322,7 @@ package final class LoadingTask: Sendable {
             let handle = session.transport.execute(transportRequest, collectingUpTo: LoadingSession.maximumBodySize) { outcome in
                 switch outcome {
                 case .success(let collected):
-                    let wire = LoadingSession.httpURLResponse(collected.head, url: url)
+                    let wire = ReceivedResponse(head: collected.head, url: url)
                     let transaction = TransactionMetrics(
                         collected.completion.metrics, request: request, response: wire, clock: self.wallClock)
                     self.withStorageWrites(for: collected.head, response: wire, request: request) {
@@ -340,11 +342,12 @@ package final class LoadingTask: Sendable {
             let work = Task {
                 do {
                     let streamed = try await session.transport.execute(transportRequest)
-                    let wire = LoadingSession.httpURLResponse(streamed.head, url: url)
+                    let wire = ReceivedResponse(head: streamed.head, url: url)
                     let outcome = await self.withStorageWrites(for: streamed.head, response: wire, request: request) {
                         self.outcome(of: streamed.head, wire: wire, request: request)
                     }
-                    if let continuing, outcome.verdict.verdict == .final, outcome.storedBody == nil, let response = outcome.response,
+                    if let continuing, outcome.verdict.verdict == .final, outcome.storedBody == nil,
+                        let response = outcome.response?.httpURLResponse,
                         continuing.continuation(after: response) == .askAgain
                     {
                         // Not the bytes asked for: read and drop them, then ask for the whole body.

@@ -39,10 +39,11 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
     /// `Content-Length`, if known.
     func loadingTask(_ task: LoadingTask, didReceiveBodyBytes bytesReceived: Int64, totalBytesReceived: Int64, totalBytesExpected: Int64?)
 
-    /// The final response's head (an `HTTPURLResponse`, or a plain `URLResponse` for `file:` and
-    /// `data:` URLs): `.allow` goes on with its body, `.cancel` ends the task as cancelled.
+    /// The final response's head (an HTTP response, or a plain `URLResponse` for `file:` and
+    /// `data:` URLs), made into Foundation's type only if read: `.allow` goes on with its body,
+    /// `.cancel` ends the task as cancelled.
     func loadingTask(
-        _ task: LoadingTask, didReceive response: URLResponse,
+        _ task: LoadingTask, didReceive response: ReceivedResponse,
         completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void)
 
     /// The final response's body, when kept in memory (nothing is reported for an empty body).
@@ -97,11 +98,6 @@ extension LoadingTaskDelegate {
     package func loadingTask(
         _ task: LoadingTask, didReceiveBodyBytes bytesReceived: Int64, totalBytesReceived: Int64, totalBytesExpected: Int64?
     ) {}
-
-    package func loadingTask(
-        _ task: LoadingTask, didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
-    ) { completionHandler(.allow) }
 
     package func loadingTask(_ task: LoadingTask, didReceive data: Data) {}
 

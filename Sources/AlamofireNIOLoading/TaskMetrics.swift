@@ -25,7 +25,12 @@ public struct TransactionMetrics: Sendable, Hashable {
     public var request: URLRequest
     /// The response, if one arrived: an `HTTPURLResponse` for HTTP, a plain `URLResponse` for
     /// `file:` and `data:` URLs.
-    public var response: URLResponse?
+    public var response: URLResponse? {
+        get { receivedResponse?.urlResponse }
+        set { receivedResponse = newValue.map(ReceivedResponse.init) }
+    }
+    /// The response as it arrived, made into Foundation's type when ``response`` is first read.
+    var receivedResponse: ReceivedResponse?
     /// How the resource was obtained: `.networkLoad` for an exchange, `.localCache` for a cached
     /// response, `.unknown` for `file:` and `data:` URLs.
     public var resourceFetchType: URLSessionTaskMetrics.ResourceFetchType
@@ -57,9 +62,9 @@ public struct TransactionMetrics: Sendable, Hashable {
     public var remotePort: Int?
 
     /// The transport's metrics, with its monotonic times turned into dates.
-    init(_ metrics: ExchangeMetrics, request: URLRequest, response: URLResponse?, clock: WallClockAnchor) {
+    init(_ metrics: ExchangeMetrics, request: URLRequest, response: ReceivedResponse?, clock: WallClockAnchor) {
         self.request = request
-        self.response = response
+        receivedResponse = response
         resourceFetchType = .networkLoad
         fetchStartDate = clock.date(metrics.fetchStart)
         domainLookupStartDate = metrics.domainLookupStart.map(clock.date)
@@ -88,9 +93,10 @@ public struct TransactionMetrics: Sendable, Hashable {
 
     /// A transaction with no exchange behind it: one that failed before a response (it has only
     /// its start, as URLSession reports a refused connection), or a local resource (`file:`, `data:`).
-    init(request: URLRequest, response: URLResponse?, fetchStart: Date, end: Date?, fetchType: URLSessionTaskMetrics.ResourceFetchType) {
+    init(request: URLRequest, response: ReceivedResponse?, fetchStart: Date, end: Date?, fetchType: URLSessionTaskMetrics.ResourceFetchType)
+    {
         self.request = request
-        self.response = response
+        receivedResponse = response
         resourceFetchType = fetchType
         fetchStartDate = fetchStart
         requestStartDate = response == nil ? nil : fetchStart

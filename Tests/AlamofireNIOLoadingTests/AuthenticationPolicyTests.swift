@@ -163,9 +163,7 @@ import FoundationNetworking
     @Test func onlyA401WithAnOfferIsAChallenge() throws {
         let policy = AuthenticationPolicy()
         let request = URLRequest(url: URL(string: "https://Example.com/x")!)
-        func response(_ status: Int) -> HTTPURLResponse {
-            HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: nil, headerFields: nil)!
-        }
+        func response(_ status: Int) -> ReceivedResponse { wireResponse(request.url!, status: status) }
         let challenge = try #require(
             policy.challenge(in: response(401), wwwAuthenticate: [#"Basic realm="R""#], request: request, previousFailureCount: 1))
         #expect(challenge.protectionSpace.host == "Example.com")
@@ -174,6 +172,7 @@ import FoundationNetworking
         #expect(challenge.protectionSpace.realm == "R")
         #expect(challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodHTTPBasic)
         #expect(challenge.previousFailureCount == 1)
+        #expect(challenge.failureResponse.statusCode == 401)
         #expect(policy.challenge(in: response(401), wwwAuthenticate: [], request: request, previousFailureCount: 0) == nil)
         #expect(policy.challenge(in: response(401), wwwAuthenticate: ["Bearer"], request: request, previousFailureCount: 0) == nil)
         #expect(policy.challenge(in: response(403), wwwAuthenticate: ["Basic"], request: request, previousFailureCount: 0) == nil)

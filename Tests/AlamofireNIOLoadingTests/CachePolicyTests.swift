@@ -167,7 +167,7 @@ import FoundationNetworking
         func proposal(status: Int = 200, _ headers: [String: String], method: String = "GET", body: Int = 10) -> Bool {
             var request = URLRequest(url: url)
             request.httpMethod = method
-            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: nil, headerFields: headers)!
+            let response = wireResponse(url, status: status, headers: headers.map { ($0.key, $0.value) })
             return policy.proposal(
                 for: request, response: response, body: Data(count: body), requestTime: Self.start, responseTime: Self.start,
                 headerValue: { _ in nil }) != nil
@@ -216,10 +216,10 @@ import FoundationNetworking
         policy.store(Self.entry(url, headers: ["Cache-Control": "max-age=60"]), for: URLRequest(url: url))
         var post = URLRequest(url: url)
         post.httpMethod = "POST"
-        let failed = HTTPURLResponse(url: url, statusCode: 500, httpVersion: nil, headerFields: nil)!
+        let failed = wireResponse(url, status: 500)
         policy.invalidate(after: post, response: failed)
         #expect(cache.cachedResponse(for: URLRequest(url: url)) != nil)
-        let created = HTTPURLResponse(url: url, statusCode: 201, httpVersion: nil, headerFields: nil)!
+        let created = wireResponse(url, status: 201)
         policy.invalidate(after: post, response: created)
         #expect(cache.cachedResponse(for: URLRequest(url: url)) == nil)
     }

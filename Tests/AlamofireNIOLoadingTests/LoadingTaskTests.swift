@@ -81,10 +81,10 @@ import FoundationNetworking
         }
 
         func loadingTask(
-            _ task: LoadingTask, didReceive response: URLResponse,
+            _ task: LoadingTask, didReceive response: ReceivedResponse,
             completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
         ) {
-            record("response \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+            record("response \(response.statusCode)")
             completionHandler(disposition)
         }
 

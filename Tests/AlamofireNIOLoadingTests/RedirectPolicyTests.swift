@@ -16,30 +16,30 @@ import FoundationNetworking
         request.httpMethod = "POST"
         request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
         request.httpBody = Data("x".utf8)
-        let sameOrigin = HTTPURLResponse(url: request.url!, statusCode: 307, httpVersion: nil, headerFields: ["Location": "/b"])!
+        let sameOrigin = wireResponse(request.url!, status: 307, headers: [("Location", "/b")])
         let kept = try #require(policy.nextRequest(after: request, response: sameOrigin))
         #expect(kept.url?.absoluteString == "http://127.0.0.1:1/b")
         #expect(kept.value(forHTTPHeaderField: "Authorization") == "Bearer t")
         #expect(kept.httpBody == Data("x".utf8))
-        let otherOrigin = HTTPURLResponse(
-            url: request.url!, statusCode: 302, httpVersion: nil, headerFields: ["Location": "http://localhost:2/c"])!
+        let otherOrigin = wireResponse(request.url!, status: 302, headers: [("location", "http://localhost:2/c")])
         let moved = try #require(policy.nextRequest(after: request, response: otherOrigin))
         #expect(moved.value(forHTTPHeaderField: "Authorization") == nil)
         #expect(moved.httpMethod == "GET" && moved.httpBody == nil)
-        let notARedirect = HTTPURLResponse(url: request.url!, statusCode: 304, httpVersion: nil, headerFields: ["Location": "/b"])!
+        let notARedirect = wireResponse(request.url!, status: 304, headers: [("Location", "/b")])
         #expect(policy.nextRequest(after: request, response: notARedirect) == nil)
     }
 
     @Test func seeOtherKeepsHeadAndOtherCodesKeepTheirMethod() throws {
         var head = URLRequest(url: URL(string: "http://127.0.0.1:1/a")!)
         head.httpMethod = "HEAD"
-        let seeOther = HTTPURLResponse(url: head.url!, statusCode: 303, httpVersion: nil, headerFields: ["Location": "/b"])!
+        let seeOther = wireResponse(head.url!, status: 303, headers: [("Location", "/b")])
         #expect(try #require(policy.nextRequest(after: head, response: seeOther)).httpMethod == "HEAD")
         var put = URLRequest(url: URL(string: "http://127.0.0.1:1/a")!)
         put.httpMethod = "PUT"
-        let permanent = HTTPURLResponse(url: put.url!, statusCode: 308, httpVersion: nil, headerFields: ["Location": "/b"])!
+        let permanent = wireResponse(put.url!, status: 308, headers: [("Location", "/b")])
         #expect(try #require(policy.nextRequest(after: put, response: permanent)).httpMethod == "PUT")
-        let toFTP = HTTPURLResponse(url: put.url!, statusCode: 302, httpVersion: nil, headerFields: ["Location": "ftp://host/x"])!
+        let toFTP = ReceivedResponse(
+            HTTPURLResponse(url: put.url!, statusCode: 302, httpVersion: nil, headerFields: ["Location": "ftp://host/x"])!)
         #expect(policy.nextRequest(after: put, response: toFTP) == nil)
     }
 }

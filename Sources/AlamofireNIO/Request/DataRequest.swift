@@ -102,7 +102,8 @@ public class DataRequest: Request, @unchecked Sendable {
             serialize: { outcome in
                 self.serializeTimed {
                     try responseSerializer.serialize(
-                        request: outcome.request, response: outcome.response, data: outcome.data, error: outcome.error)
+                        request: outcome.request, response: outcome.response(for: responseSerializer), data: outcome.data,
+                        error: outcome.error)
                 }
             },
             makeResponse: { DataResponse($0, result: $1, duration: $2) },

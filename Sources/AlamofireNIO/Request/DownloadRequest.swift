@@ -108,7 +108,8 @@ public final class DownloadRequest: Request, @unchecked Sendable {
             return
         }
         let response = mutableState.withLock { $0.response }
-        let (destinationURL, options) = response.flatMap { response in destination.map { $0(location, response) } } ?? (location, [])
+        let (destinationURL, options) =
+            destination.flatMap { destination in response?.httpURLResponse.map { destination(location, $0) } } ?? (location, [])
         monitor()?.request(self, didCreateDestinationURL: destinationURL)
         let result: Result<URL, AFError>
         do {

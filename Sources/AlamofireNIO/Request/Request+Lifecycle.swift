@@ -186,7 +186,7 @@ extension Request {
     /// The task completed: on the request's queue, validate, then retry or finish.
     func didCompleteTask(_ task: LoadingTask, with failure: URLError?) {
         if failure == nil { completeUnknownDownloadProgress() }
-        if failure?.code == .httpTooManyRedirects, let last = task.snapshot.response as? HTTPURLResponse {
+        if failure?.code == .httpTooManyRedirects, let last = task.snapshot.receivedResponse, last.isHTTP {
             // As with URLSession, the response is then the last redirect (never offered to a handler).
             mutableState.withLock { $0.response = $0.response ?? last }
         }

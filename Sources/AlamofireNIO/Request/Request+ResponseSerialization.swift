@@ -12,7 +12,9 @@ extension Request {
     /// What a validator or serializer needs of the finished request, read under one lock.
     struct Outcome {
         let request: URLRequest?
-        let response: HTTPURLResponse?
+        /// The response as it arrived; ``response`` makes it Foundation's type.
+        let receivedResponse: ReceivedResponse?
+        var response: HTTPURLResponse? { receivedResponse?.httpURLResponse }
         let data: Data?
         let fileURL: URL?
         let metrics: TaskMetrics?
@@ -25,7 +27,7 @@ extension Request {
     var outcome: Outcome {
         mutableState.withLock { state in
             Outcome(
-                request: state.requests.last, response: state.response, data: state.data, fileURL: state.fileURL,
+                request: state.requests.last, receivedResponse: state.response, data: state.data, fileURL: state.fileURL,
                 metrics: state.allMetrics.last, error: state.machine.error, storedResumeData: state.resumeData)
         }
     }

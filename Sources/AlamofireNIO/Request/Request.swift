@@ -87,7 +87,8 @@ public class Request: @unchecked Sendable {
         var tasks: [LoadingTask] = []
         var sessionTasks: [ObjectIdentifier: URLSessionTask] = [:]
         var allMetrics: [TaskMetrics] = []
-        var response: HTTPURLResponse?
+        /// The last attempt's HTTP response, made into Foundation's type when first read.
+        var response: ReceivedResponse?
         var data: Data?
         /// Where a download's body was written (and then moved to).
         var fileURL: URL?
@@ -169,16 +170,16 @@ public class Request: @unchecked Sendable {
 
     /// The final response's head arrived: record it, and say whether the body may come (a data or
     /// stream request's `onHTTPResponse` handler decides, on its queue).
-    func didReceiveResponse(_ response: URLResponse, completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void) {
-        guard let response = response as? HTTPURLResponse else { return completionHandler(.allow) }
+    func didReceiveResponse(_ response: ReceivedResponse, completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void) {
+        guard response.isHTTP else { return completionHandler(.allow) }
         guard
             let handler = mutableState.withLock({ state in
                 state.response = response
                 return state.httpResponseHandler
-            })
+            }), let httpResponse = response.httpURLResponse
         else { return completionHandler(.allow) }
         handler.queue.async {
-            handler.handler(response) { disposition in
+            handler.handler(httpResponse) { disposition in
                 guard disposition == .cancel else { return completionHandler(.allow) }
                 self.mutableState.withLock { $0.machine.responseDispositionCancelled() }
                 completionHandler(.cancel)
@@ -323,7 +324,7 @@ public class Request: @unchecked Sendable {
 
     /// `HTTPURLResponse` received from the server, if any. If the `Request` was retried, this is the response of the
     /// last `URLSessionTask`.
-    public var response: HTTPURLResponse? { mutableState.withLock { $0.response } }
+    public var response: HTTPURLResponse? { mutableState.withLock { $0.response }?.httpURLResponse }
 
     /// All `URLSessionTask`s created on behalf of the `Request`.
     public var tasks: [URLSessionTask] {

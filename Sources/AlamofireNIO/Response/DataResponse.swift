@@ -10,7 +10,9 @@ public struct DataResponse<Success, Failure: Error> {
     /// The request sent, after adaptation.
     public let request: URLRequest?
     /// The server's response.
-    public let response: HTTPURLResponse?
+    public var response: HTTPURLResponse? { receivedResponse?.httpURLResponse }
+    /// The response as it arrived, made into Foundation's type when ``response`` is first read.
+    let receivedResponse: ReceivedResponse?
     /// The body.
     public let data: Data?
     /// Timings and byte counts of the exchanges.
@@ -34,8 +36,17 @@ public struct DataResponse<Success, Failure: Error> {
         request: URLRequest?, response: HTTPURLResponse?, data: Data?, metrics: TaskMetrics?, serializationDuration: TimeInterval,
         result: Result<Success, Failure>
     ) {
+        self.init(
+            request: request, receivedResponse: response.map(ReceivedResponse.init), data: data, metrics: metrics,
+            serializationDuration: serializationDuration, result: result)
+    }
+
+    init(
+        request: URLRequest?, receivedResponse: ReceivedResponse?, data: Data?, metrics: TaskMetrics?, serializationDuration: TimeInterval,
+        result: Result<Success, Failure>
+    ) {
         self.request = request
-        self.response = response
+        self.receivedResponse = receivedResponse
         self.data = data
         self.metrics = metrics
         self.serializationDuration = serializationDuration
@@ -67,8 +78,8 @@ public struct DataResponse<Success, Failure: Error> {
 
     private func replacing<S, F: Error>(_ result: Result<S, F>) -> DataResponse<S, F> {
         DataResponse<S, F>(
-            request: request, response: response, data: data, metrics: metrics, serializationDuration: serializationDuration, result: result
-        )
+            request: request, receivedResponse: receivedResponse, data: data, metrics: metrics,
+            serializationDuration: serializationDuration, result: result)
     }
 }
 
@@ -123,7 +134,7 @@ extension DataResponse where Failure == AFError {
     /// A finished request's outcome with `result`, as a serializer reports it.
     init(_ outcome: Request.Outcome, result: Result<Success, AFError>, duration: TimeInterval) {
         self.init(
-            request: outcome.request, response: outcome.response, data: outcome.data, metrics: outcome.metrics,
+            request: outcome.request, receivedResponse: outcome.receivedResponse, data: outcome.data, metrics: outcome.metrics,
             serializationDuration: duration, result: result)
     }
 }

@@ -10,7 +10,9 @@ public struct DownloadResponse<Success, Failure: Error> {
     /// The request sent, after adaptation.
     public let request: URLRequest?
     /// The server's response.
-    public let response: HTTPURLResponse?
+    public var response: HTTPURLResponse? { receivedResponse?.httpURLResponse }
+    /// The response as it arrived, made into Foundation's type when ``response`` is first read.
+    let receivedResponse: ReceivedResponse?
     /// Where the body was written (the destination, once moved there).
     public let fileURL: URL?
     /// Data to resume the download from, when it was cancelled with resume data.
@@ -36,8 +38,17 @@ public struct DownloadResponse<Success, Failure: Error> {
         request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, resumeData: Data?, metrics: TaskMetrics?,
         serializationDuration: TimeInterval, result: Result<Success, Failure>
     ) {
+        self.init(
+            request: request, receivedResponse: response.map(ReceivedResponse.init), fileURL: fileURL, resumeData: resumeData,
+            metrics: metrics, serializationDuration: serializationDuration, result: result)
+    }
+
+    init(
+        request: URLRequest?, receivedResponse: ReceivedResponse?, fileURL: URL?, resumeData: Data?, metrics: TaskMetrics?,
+        serializationDuration: TimeInterval, result: Result<Success, Failure>
+    ) {
         self.request = request
-        self.response = response
+        self.receivedResponse = receivedResponse
         self.fileURL = fileURL
         self.resumeData = resumeData
         self.metrics = metrics
@@ -70,7 +81,7 @@ public struct DownloadResponse<Success, Failure: Error> {
 
     private func replacing<S, F: Error>(_ result: Result<S, F>) -> DownloadResponse<S, F> {
         DownloadResponse<S, F>(
-            request: request, response: response, fileURL: fileURL, resumeData: resumeData, metrics: metrics,
+            request: request, receivedResponse: receivedResponse, fileURL: fileURL, resumeData: resumeData, metrics: metrics,
             serializationDuration: serializationDuration, result: result)
     }
 }
@@ -106,7 +117,7 @@ extension DownloadResponse where Failure == AFError {
     /// A finished download's outcome with `result`, as a serializer reports it.
     init(_ outcome: Request.Outcome, result: Result<Success, AFError>, duration: TimeInterval) {
         self.init(
-            request: outcome.request, response: outcome.response, fileURL: outcome.fileURL, resumeData: outcome.resumeData,
+            request: outcome.request, receivedResponse: outcome.receivedResponse, fileURL: outcome.fileURL, resumeData: outcome.resumeData,
             metrics: outcome.metrics,
             serializationDuration: duration, result: result)
     }

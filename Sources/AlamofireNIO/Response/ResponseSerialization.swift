@@ -284,6 +284,27 @@ public struct PropertyListResponseSerializer: ResponseSerializer {
     }
 }
 
+// MARK: Serializers that read the response only for an empty body
+
+/// A serializer of AlamofireNIO's own that reads the response only to ask whether its status
+/// allows an empty body: given a body (or an error), it is called without the response, which is
+/// then never made (see `ReceivedResponse`). Its value is the same either way.
+protocol ReadsResponseOnlyForEmptyBody {}
+
+extension DataResponseSerializer: ReadsResponseOnlyForEmptyBody {}
+extension DecodableResponseSerializer: ReadsResponseOnlyForEmptyBody {}
+extension JSONResponseSerializer: ReadsResponseOnlyForEmptyBody {}
+extension PropertyListResponseSerializer: ReadsResponseOnlyForEmptyBody {}
+
+extension Request.Outcome {
+    /// The response to hand `serializer`: nil, and never made, when `serializer` reads it only for
+    /// an empty body and there is a body or an error.
+    func response(for serializer: some DataResponseSerializerProtocol) -> HTTPURLResponse? {
+        if serializer is any ReadsResponseOnlyForEmptyBody, error != nil || data?.isEmpty == false { return nil }
+        return response
+    }
+}
+
 // MARK: Downloads
 
 /// Turns what a download request received (a file) into a value.

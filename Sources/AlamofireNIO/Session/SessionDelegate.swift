@@ -104,13 +104,13 @@ extension SessionDelegate: LoadingTaskDelegate {
     }
 
     package func loadingTask(
-        _ task: LoadingTask, didReceive response: URLResponse,
+        _ task: LoadingTask, didReceive response: ReceivedResponse,
         completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
     ) {
         guard let request = request(for: task) else { return completionHandler(.allow) }
         tell(request, about: task) { monitor, session, sessionTask in
             guard let dataTask = sessionTask as? URLSessionDataTask else { return }
-            monitor.urlSession(session, dataTask: dataTask, didReceive: response)
+            monitor.urlSession(session, dataTask: dataTask, didReceive: response.urlResponse)
         }
         request.didReceiveResponse(response, completionHandler: completionHandler)
     }

@@ -24,16 +24,17 @@ package struct AuthenticationPolicy: @unchecked Sendable {
     /// The challenge in a 401 response with these `WWW-Authenticate` values, if it offers a scheme
     /// this policy answers.
     func challenge(
-        in response: HTTPURLResponse, wwwAuthenticate: [String], request: URLRequest, previousFailureCount: Int
+        in response: ReceivedResponse, wwwAuthenticate: [String], request: URLRequest, previousFailureCount: Int
     ) -> LoadingChallenge? {
-        guard response.statusCode == 401, let url = request.url, let host = url.host,
+        guard response.statusCode == 401, let failureResponse = response.httpURLResponse, let url = request.url, let host = url.host,
             let offer = Self.strongestOffer(AuthenticationChallengeOffer.parse(wwwAuthenticate))
         else { return nil }
         let scheme = url.scheme?.lowercased() ?? "http"
         let space = URLProtectionSpace(
             host: host, port: url.port ?? (scheme == "https" ? 443 : 80), protocol: scheme, realm: offer.parameters["realm"],
             authenticationMethod: offer.scheme == "digest" ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic)
-        return LoadingChallenge(protectionSpace: space, previousFailureCount: previousFailureCount, failureResponse: response, offer: offer)
+        return LoadingChallenge(
+            protectionSpace: space, previousFailureCount: previousFailureCount, failureResponse: failureResponse, offer: offer)
     }
 
     /// Digest with the strongest supported algorithm, else Basic; nil when neither is offered.

@@ -114,9 +114,10 @@ package struct CachePolicy: @unchecked Sendable {
     }
 
     /// The entry to offer the delegate for a GET's final response, or nil when it may not be
-    /// stored (`no-store`, `Vary: *`, a status a cache does not keep, a body too big).
+    /// stored (`no-store`, `Vary: *`, a status a cache does not keep, a body too big). The response
+    /// is made into Foundation's type only for an entry.
     func proposal(
-        for request: URLRequest, response: HTTPURLResponse, body: Data, requestTime: Date, responseTime: Date,
+        for request: URLRequest, response: ReceivedResponse, body: Data, requestTime: Date, responseTime: Date,
         headerValue: (String) -> String?
     ) -> CachedURLResponse? {
         // A 304 or 206 only makes sense as the answer to the request that asked for it.
@@ -129,15 +130,15 @@ package struct CachePolicy: @unchecked Sendable {
         let explicitlyFresh = responseControl.has("max-age") || response.value(forHTTPHeaderField: "Expires") != nil
         guard CacheFreshness.heuristicallyCacheable.contains(response.statusCode) || (explicitlyFresh && response.statusCode < 400)
         else { return nil }
-        let varied = Self.varyNames(of: response)
+        let varied = Self.varyNames(response.value(forHTTPHeaderField: "Vary"))
         guard !varied.contains("*") else { return nil }
-        guard body.count <= largestStorableBody else { return nil }
+        guard body.count <= largestStorableBody, response.isHTTP else { return nil }
         var varyValues: [String: String] = [:]
         for name in varied { varyValues[name] = headerValue(name) ?? "" }
         let userInfo: [AnyHashable: Any] = [
             Self.requestTimeKey: requestTime, Self.responseTimeKey: responseTime, Self.varyKey: varyValues,
         ]
-        return CachedURLResponse(response: response, data: body, userInfo: userInfo, storagePolicy: .allowed)
+        return CachedURLResponse(response: response.urlResponse, data: body, userInfo: userInfo, storagePolicy: .allowed)
     }
 
     /// The largest body stored: as on Apple platforms, 5% of the cache (its memory, here).
@@ -169,13 +170,13 @@ package struct CachePolicy: @unchecked Sendable {
     private static let writeLock = NSLock()
 
     /// Whether `invalidate(after:response:)` would remove anything (an unsafe method's success).
-    func invalidates(after request: URLRequest, response: HTTPURLResponse) -> Bool {
+    func invalidates(after request: URLRequest, response: ReceivedResponse) -> Bool {
         cache != nil && !Self.isSafe(method: request.httpMethod) && (200..<400).contains(response.statusCode)
     }
 
     /// RFC 9111 §4.4: an unsafe method's success removes what is stored for its URL, and for its
     /// `Location` and `Content-Location` on the same host.
-    func invalidate(after request: URLRequest, response: HTTPURLResponse) {
+    func invalidate(after request: URLRequest, response: ReceivedResponse) {
         guard invalidates(after: request, response: response), let cache, let url = request.url else { return }
         var targets = [url]
         for field in ["Location", "Content-Location"] {
@@ -216,14 +217,15 @@ package struct CachePolicy: @unchecked Sendable {
     static func matches(_ entry: CachedURLResponse, _ request: URLRequest, headerValue: (String) -> String?) -> Bool {
         guard let url = request.url, entry.response.url?.absoluteString == url.absoluteString else { return false }
         guard let response = entry.response as? HTTPURLResponse else { return true }
-        let varied = varyNames(of: response)
+        let varied = varyNames(response.value(forHTTPHeaderField: "Vary"))
         guard !varied.contains("*") else { return false }
         let stored = entry.userInfo?[varyKey] as? [String: String] ?? [:]
         return varied.allSatisfy { name in (stored[name] ?? "") == (headerValue(name) ?? "") }
     }
 
-    static func varyNames(of response: HTTPURLResponse) -> [String] {
-        (response.value(forHTTPHeaderField: "Vary") ?? "").split(separator: ",").map {
+    /// The header names a `Vary` value lists, lowercased.
+    static func varyNames(_ vary: String?) -> [String] {
+        (vary ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }
         .filter { !$0.isEmpty }

@@ -11,7 +11,7 @@ package struct RedirectPolicy: Sendable {
     package init() {}
 
     /// The request URLSession would send next, or nil when `response` is not a redirect to follow.
-    package func nextRequest(after request: URLRequest, response: HTTPURLResponse) -> URLRequest? {
+    package func nextRequest(after request: URLRequest, response: ReceivedResponse) -> URLRequest? {
         guard [301, 302, 303, 307, 308].contains(response.statusCode),
             let location = response.value(forHTTPHeaderField: "Location"),
             let base = request.url, let target = URL(string: location, relativeTo: base)?.absoluteURL,

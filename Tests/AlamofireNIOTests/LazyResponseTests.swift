@@ -1,0 +1,92 @@
+import Foundation
+import HTTPBinServer
+import Synchronization
+import Testing
+
+@testable import AlamofireNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The response is made into Foundation's `HTTPURLResponse` only when read, once: every reader
+/// sees one object with the same fields as before.
+@Suite struct LazyResponseTests {
+    /// The request's response as it arrived, without making it.
+    func received(_ request: Request) -> ReceivedResponse? {
+        request.mutableState.withLock { $0.response }
+    }
+
+    @Test func aBodyHandedToASerializerNeverMakesTheResponse() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            // Nothing is stored: a cache keeps Foundation's type.
+            let configuration = URLSessionConfiguration.af.default
+            configuration.urlCache = nil
+            let session = Session(configuration: configuration)
+            let request = session.request(server.url("/get"))
+            let data = try await request.serializingData().value
+            #expect(!data.isEmpty)
+            let decodable = session.request(server.url("/get"))
+            let decoded = try await decodable.serializingDecodable(HTTPBinResponse.self).value
+            #expect(decoded.url == "http://127.0.0.1:\(server.port)/get")
+            for request in [request, decodable] {
+                let arrived = try #require(self.received(request))
+                #expect(!arrived.hasMadeURLResponse)
+                #expect(arrived.statusCode == 200)
+            }
+            // A response that may not be stored is not made for the cache either.
+            let cached = Session().request(server.url("/response-headers"), parameters: ["Cache-Control": "no-store"])
+            _ = try await cached.serializingData().value
+            #expect(received(cached)?.hasMadeURLResponse == false)
+            let stored = Session().request(server.url("/get"))
+            _ = try await stored.serializingData().value
+            #expect(received(stored)?.hasMadeURLResponse == true)
+        }
+    }
+
+    @Test func everyReaderSeesOneResponse() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let request = Session().request(server.url("/response-headers"), parameters: ["X-Two": "b", "Content-Type": "text/plain"])
+            let response = await request.serializingData().response
+            let http = try #require(response.response)
+            #expect(http.statusCode == 200)
+            #expect(http.value(forHTTPHeaderField: "x-two") == "b")
+            #expect(http.mimeType == "text/plain")
+            #expect(request.response === http)
+            #expect(response.map { $0.count }.response === http)
+            #expect(response.metrics?.transactionMetrics.last?.response === http)
+            #expect(request.task?.response === http)
+        }
+    }
+
+    @Test func anEmptyBodyAsksTheResponseWhetherItMayBeEmpty() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Session()
+            let noContent = session.request(server.url("/status/204"))
+            let empty = try await noContent.serializingData().value
+            #expect(empty.isEmpty)
+            #expect(received(noContent)?.hasMadeURLResponse == true)
+            // A 200 with an empty body may not be empty.
+            let failed = await session.request(server.url("/status/200")).serializingDecodable(HTTPBinResponse.self).response
+            #expect(failed.error?.isResponseSerializationError == true)
+        }
+    }
+
+    @Test func validationAndMonitorsReadTheResponse() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let queue = DispatchQueue(label: "tests.lazy-response.monitor")
+            let monitor = ClosureEventMonitor(queue: queue)
+            let seen = Mutex<[Int]>([])
+            monitor.dataTaskDidReceiveResponse = { _, _, response in
+                seen.withLock { $0.append((response as? HTTPURLResponse)?.statusCode ?? 0) }
+            }
+            let session = Session(eventMonitors: [monitor])
+            let response = await session.request(server.url("/status/418")).validate().serializingData().response
+            #expect(response.error?.responseCode == 418)
+            #expect(response.response?.statusCode == 418)
+            // The event was queued before the request finished: it has run once the queue gets here.
+            await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+            #expect(seen.withLock { $0 } == [418])
+        }
+    }
+}
