@@ -61,7 +61,7 @@ extension LoadingTask {
                     for try await chunk in streamed.body where chunk.readableBytes > 0 {
                         // Chunks already buffered are handed out after a cancel: none is delivered then.
                         try Task.checkCancellation()
-                        let data = Data(chunk.readableBytesView)
+                        let data = chunk.readableData
                         if let kept = copy?.count {
                             if kept + data.count <= session.cachePolicy.largestStorableBody { copy!.append(data) } else { copy = nil }
                         }
@@ -136,7 +136,7 @@ extension LoadingTask {
             defer { state.collectedBody = nil }
             return state.collectedBody
         }
-        let data = body.map { Data($0.readableBytesView) } ?? Data()
+        let data = body?.readableData ?? Data()
         if !data.isEmpty { delegate.loadingTask(self, didReceive: data) }
         finishBody(offering: data)
     }
@@ -193,5 +193,13 @@ extension LoadingTask {
             })
         setCancelWork({ load.stop(url: request.url) }, generation: generation)
         load.start(protocolClass, request: request, body: body)
+    }
+}
+
+extension ByteBuffer {
+    /// The readable bytes as `Data`, copied in one step (`Data`'s initializer from a sequence of bytes
+    /// casts the sequence at run time first).
+    var readableData: Data {
+        withUnsafeReadableBytes { bytes in bytes.baseAddress.map { Data(bytes: $0, count: bytes.count) } ?? Data() }
     }
 }

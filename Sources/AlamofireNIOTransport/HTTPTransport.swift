@@ -279,23 +279,18 @@ public final class HTTPTransport: Sendable {
         var target = request.url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = request.url.query(percentEncoded: true) { target += "?" + query }
-        // Checked byte by byte: "\r\n" is a single Character in Swift.
-        let isLineBreak = { (byte: UInt8) in byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") }
-        guard !target.utf8.contains(where: { isLineBreak($0) || $0 == UInt8(ascii: " ") }) else {
+        guard !contains(target, lineBreakOr: UInt8(ascii: " ")) else {
             throw TransportError(.badURL, "the request target of \(request.url) contains whitespace")
         }
         var headers = request.headers
-        for (name, value) in headers
-        where name.isEmpty || name.utf8.contains(where: { isLineBreak($0) || $0 == UInt8(ascii: ":") })
-            || value.utf8.contains(where: isLineBreak)
-        {
+        for (name, value) in headers where name.isEmpty || contains(name, lineBreakOr: UInt8(ascii: ":")) || contains(value) {
             throw TransportError(.badURL, "the header field \(name) is not valid")
         }
         if !headers.contains(name: "Host") { headers.replaceOrAdd(name: "Host", value: origin.hostHeader) }
         headers.remove(name: "Content-Length")
         headers.remove(name: "Transfer-Encoding")
         switch bodyLength {
-        case 0 where [.POST, .PUT, .PATCH].contains(request.method):
+        case 0 where request.method == .POST || request.method == .PUT || request.method == .PATCH:
             headers.add(name: "Content-Length", value: "0")
         case 0:
             break
@@ -305,6 +300,16 @@ public final class HTTPTransport: Sendable {
             headers.add(name: "Transfer-Encoding", value: "chunked")
         }
         return HTTPRequestHead(version: .http1_1, method: request.method, uri: target, headers: headers)
+    }
+
+    /// Whether `text` holds a CR or an LF (checked byte by byte: "\r\n" is a single Character in
+    /// Swift), or `other`.
+    private static func contains(_ text: String, lineBreakOr other: UInt8? = nil) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            for byte in bytes where byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") || byte == other { return true }
+            return false
+        }
     }
 }
 

@@ -53,7 +53,9 @@ extension URLRequest {
     ///   - headers: header fields to set.
     public init(url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders? = nil) throws {
         self.init(url: try url.asURL())
-        self.method = method
+        // A new request's method is GET already; setting it again costs FoundationNetworking a
+        // case-insensitive comparison with every method it knows.
+        if method != .get { self.method = method }
         if let headers { self.headers = headers }
     }
 

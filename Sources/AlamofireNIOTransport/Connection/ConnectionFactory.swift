@@ -32,7 +32,8 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 
     /// The `Host` header value: the port only when it is not the scheme's default.
     var hostHeader: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        // Byte by byte: Foundation's `contains` on strings goes through NSString.
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return port == (isTLS ? 443 : 80) ? name : "\(name):\(port)"
     }
 
