@@ -132,6 +132,24 @@ import X509
         }
     }
 
+    @Test func pemIsReadWithTextBeforeItsBlocksAndDERIsToldApart() throws {
+        let certificates = try TestCertificates.generate()
+        let authority = try Certificate(derEncoded: certificates.certificateAuthority.certificateDER)
+        let dumped = Array(("Certificate:\n    Data:\n        Version: 3 (0x2)\n" + certificates.certificateAuthority.certificatePEM).utf8)
+        #expect(CertificateEncoding.isPEM(dumped))
+        #expect(try CertificateEncoding.certificates(in: dumped) == [authority])
+        #expect(!CertificateEncoding.isPEM(certificates.certificateAuthority.certificateDER))
+        #expect(try CertificateEncoding.certificates(in: certificates.certificateAuthority.certificateDER) == [authority])
+        #expect(!CertificateEncoding.isPEM(Array("no block here".utf8)))
+        #expect(!CertificateEncoding.isPEM([UInt8]()))
+        // A PKCS#12 export's PEM: "Bag Attributes" before the certificate and before the key.
+        let bag = "Bag Attributes\n    localKeyID: 01 02\nsubject=CN = client\n"
+        let identity = try TransportClientIdentity(
+            certificates: [Array((bag + certificates.client.certificatePEM).utf8)],
+            privateKey: Array(("Bag Attributes\n    localKeyID: 01 02\n" + certificates.client.privateKeyPEM).utf8))
+        #expect(try identity.certificateChain.map { try $0.toDERBytes() } == [certificates.client.certificateDER])
+    }
+
     @Test func sslCertFileReplacesTheBundleAndSSLCertDirAddsEveryCertificateFile() throws {
         let certificates = try TestCertificates.generate()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roots-\(UUID().uuidString)")
@@ -139,7 +157,10 @@ import X509
         try FileManager.default.createDirectory(at: hashed, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let bundle = directory.appendingPathComponent("bundle.pem")
-        try Data((certificates.certificateAuthority.certificatePEM + certificates.client.certificatePEM).utf8).write(to: bundle)
+        // Commented, as Fedora's and RHEL's bundles are.
+        let commented =
+            "# Test CA\n" + certificates.certificateAuthority.certificatePEM + "\n# Client\n" + certificates.client.certificatePEM
+        try Data(commented.utf8).write(to: bundle)
         try Data(certificates.unknownAuthority.certificateDER).write(to: hashed.appendingPathComponent("1a2b3c4d.0"))
         try Data("junk".utf8).write(to: hashed.appendingPathComponent("README"))
 

@@ -118,8 +118,8 @@ extension AFError.ServerTrustFailureReason: CustomStringConvertible {
     public var description: String {
         switch self {
         case .noRequiredEvaluator(let host): "No trust evaluator was configured for the host \(host)."
-        case .noCertificatesFound: "The server presented no certificates."
-        case .noPublicKeysFound: "The server's certificates contain no public keys."
+        case .noCertificatesFound: "No certificates were found or provided for evaluation."
+        case .noPublicKeysFound: "No public keys were found or provided for evaluation."
         case .trustEvaluationFailed(let error): "Trust evaluation failed\(error.map { ": \($0.localizedDescription)" } ?? ".")"
         case .defaultEvaluationFailed(let output): "Default evaluation failed for \(output.host): \(output.error.localizedDescription)"
         case .hostValidationFailed(let output): "The certificate is not valid for \(output.host): \(output.error.localizedDescription)"

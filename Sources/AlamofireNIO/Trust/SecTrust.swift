@@ -7,8 +7,8 @@ import X509
 /// `SecTrust`, handed to every ``ServerTrustEvaluating`` evaluator.
 ///
 /// As with `SecTrust`, evaluating is synchronous and may block (a revocation check asks an OCSP
-/// responder over the network): AlamofireNIO calls evaluators on a dispatch queue of their own, never
-/// on an event loop or in the Swift concurrency pool. The `.af` methods are Alamofire's.
+/// responder over the network): AlamofireNIO calls evaluators on a thread pool of their own, never
+/// on an event loop, a Dispatch worker or in the Swift concurrency pool. The `.af` methods are Alamofire's.
 public final class SecTrust: Sendable, CustomStringConvertible {
     /// The certificates the server presented, its own first.
     let chain: [SecCertificate]
@@ -106,7 +106,7 @@ public final class SecTrust: Sendable, CustomStringConvertible {
 }
 
 /// Runs async checks (swift-certificates' verifier is async) for the synchronous evaluation API,
-/// blocking the calling thread. Evaluators run on a dispatch queue, so the blocked thread is never
+/// blocking the calling thread. Evaluators run on a thread pool of their own, so the blocked thread is never
 /// one the checks themselves need.
 enum BlockingEvaluation {
     static func run<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {

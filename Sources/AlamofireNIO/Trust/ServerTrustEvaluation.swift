@@ -4,7 +4,7 @@ public import Foundation
 public protocol ServerTrustEvaluating: Sendable {
     /// Evaluates the given `SecTrust` value for the given `host`.
     ///
-    /// Called on a dispatch queue of AlamofireNIO's, before any byte of the request is sent; it may
+    /// Called on a thread pool of AlamofireNIO's, before any byte of the request is sent; it may
     /// block. Throw to refuse the server: the request fails with the error, as an `AFError` (other
     /// errors are wrapped in `.serverTrustEvaluationFailed(reason: .customEvaluationFailed)`).
     ///
