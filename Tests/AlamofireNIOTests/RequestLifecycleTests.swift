@@ -11,6 +11,26 @@ import FoundationNetworking
 
 /// Races in a request's life, each reproduced the way a user meets it.
 @Suite struct RequestLifecycleTests {
+    /// As with `Progress(totalUnitCount: 0)`: a request made while a progress is current on the
+    /// thread gives it its upload progress as the implicit child (the only one it takes).
+    @Test func aCurrentProgressTakesTheUploadProgressAsItsChild() {
+        let parent = Progress(totalUnitCount: 1)
+        parent.becomeCurrent(withPendingUnitCount: 1)
+        let request = Session(startRequestsImmediately: false).request("http://127.0.0.1:1/")
+        parent.resignCurrent()
+        request.downloadProgress.totalUnitCount = 4
+        request.downloadProgress.completedUnitCount = 4
+        #expect(parent.fractionCompleted == 0)
+        request.uploadProgress.totalUnitCount = 4
+        request.uploadProgress.completedUnitCount = 2
+        #expect(parent.fractionCompleted == 0.5)
+        let unparented = Session(startRequestsImmediately: false).request("http://127.0.0.1:1/")
+        unparented.uploadProgress.totalUnitCount = 2
+        unparented.uploadProgress.completedUnitCount = 2
+        #expect(parent.fractionCompleted == 0.5)
+        #expect(request.uploadProgress.totalUnitCount == 4 && unparented.downloadProgress.totalUnitCount == 0)
+    }
+
     /// Holds a value set after the closure that reads it was made.
     final class Box<Value: Sendable>: Sendable {
         private let storage = Mutex<Value?>(nil)

@@ -135,17 +135,49 @@ struct SerializingTask<Response: Sendable>: Sendable {
 }
 
 /// A value that arrives once and may be awaited any number of times, before or after it arrives.
+///
+/// The waiting is done by ``AwaitedValue``, which holds the value type-erased: a generic class's
+/// state would have its type metadata looked up at run time on every lock, since callers in other
+/// modules use it unspecialized.
 final class AwaitedResponse<Value: Sendable>: Sendable {
+    private let awaited = AwaitedValue()
+
+    /// Stores the value and wakes everyone waiting for it. Only the first call counts.
+    func fulfil(_ value: Value) {
+        awaited.fulfil(value)
+    }
+
+    /// The value, once it has arrived; when the awaiting task is cancelled first, `request` (if
+    /// given) is cancelled, which makes the value arrive.
+    func value(cancellingOnTaskCancellation request: Request?) async -> Value {
+        let value: any Sendable
+        if let request {
+            value = await withTaskCancellationHandler {
+                await awaited.value
+            } onCancel: {
+                request.cancel()
+            }
+        } else {
+            value = await awaited.value
+        }
+        // Only `fulfil(_:)` stores a value, and it takes a `Value`.
+        guard let value = value as? Value else { preconditionFailure("AwaitedResponse holds a \(type(of: value)), not a \(Value.self)") }
+        return value
+    }
+}
+
+/// ``AwaitedResponse``'s value and waiters, type-erased.
+final class AwaitedValue: Sendable {
     private struct State {
-        var value: Value?
-        var waiters: [CheckedContinuation<Value, Never>] = []
+        var value: (any Sendable)?
+        var waiters: [CheckedContinuation<any Sendable, Never>] = []
     }
 
     private let state = Mutex(State())
 
     /// Stores the value and wakes everyone waiting for it. Only the first call counts.
-    func fulfil(_ value: Value) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Value, Never>] in
+    func fulfil(_ value: any Sendable) {
+        let waiters = state.withLock { state -> [CheckedContinuation<any Sendable, Never>] in
             guard state.value == nil else { return [] }
             state.value = value
             defer { state.waiters.removeAll() }
@@ -154,23 +186,12 @@ final class AwaitedResponse<Value: Sendable>: Sendable {
         waiters.forEach { $0.resume(returning: value) }
     }
 
-    /// The value, once it has arrived; when the awaiting task is cancelled first, `request` (if
-    /// given) is cancelled, which makes the value arrive.
-    func value(cancellingOnTaskCancellation request: Request?) async -> Value {
-        guard let request else { return await value }
-        return await withTaskCancellationHandler {
-            await value
-        } onCancel: {
-            request.cancel()
-        }
-    }
-
     /// The value, once it has arrived.
-    var value: Value {
+    var value: any Sendable {
         get async {
             if let value = state.withLock({ $0.value }) { return value }
             return await withCheckedContinuation { continuation in
-                let value = state.withLock { state -> Value? in
+                let value = state.withLock { state -> (any Sendable)? in
                     if state.value == nil { state.waiters.append(continuation) }
                     return state.value
                 }

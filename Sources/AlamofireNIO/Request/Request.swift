@@ -123,9 +123,9 @@ public class Request: @unchecked Sendable {
     let mutableState: Mutex<MutableState>
 
     /// `Progress` of the upload of the body of the executed `URLRequest`. Reset to `0` if the `Request` is retried.
-    public let uploadProgress = Progress(totalUnitCount: 0)
+    public let uploadProgress: Progress
     /// `Progress` of the download of any response data. Reset to `0` if the `Request` is retried.
-    public let downloadProgress = Progress(totalUnitCount: 0)
+    public let downloadProgress: Progress
 
     init(
         id: UUID = .random(), underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
@@ -136,6 +136,12 @@ public class Request: @unchecked Sendable {
         self.serializationQueue = serializationQueue
         self.shouldAutomaticallyResume = shouldAutomaticallyResume
         self.session = session
+        // What `Progress(totalUnitCount: 0)` makes, twice, with the thread's current progress (a
+        // thread-dictionary lookup on Linux) asked for once: the first becomes its implicit child.
+        let current = Progress.current()
+        (uploadProgress, downloadProgress) = (Progress(parent: current), Progress(parent: current))
+        uploadProgress.totalUnitCount = 0
+        downloadProgress.totalUnitCount = 0
         var state = MutableState()
         state.interceptor = interceptor
         state.eventMonitor = eventMonitor
