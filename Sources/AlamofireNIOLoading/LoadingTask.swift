@@ -233,7 +233,8 @@ package final class LoadingTask: Sendable {
         case .cancelExchange:
             state.withLock { $0.cancelWork }?()
         case .askRedirect:
-            let (response, proposed) = state.withLock { ($0.response?.httpURLResponse, $0.proposedRequest) }
+            let (received, proposed) = state.withLock { ($0.response, $0.proposedRequest) }
+            let response = received?.httpURLResponse
             guard let response, let proposed else {
                 return perform(state.withLock { $0.machine.redirectDecided(follow: false, needsBodyStream: false) })
             }

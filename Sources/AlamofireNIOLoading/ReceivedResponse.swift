@@ -92,12 +92,17 @@ package final class ReceivedResponse: Sendable, Hashable {
         urlResponse as? HTTPURLResponse
     }
 
+    /// Repeated fields are joined with commas under the first one's spelling, whatever the case of
+    /// the others, so the response holds what ``value(forHTTPHeaderField:)`` answers.
     private static func make(_ head: HTTPResponseHead, url: URL, into made: inout URLResponse?) -> URLResponse {
         var fields: [String: String] = [:]
+        var spellings: [String: String] = [:]
         for (name, value) in head.headers {
-            if let existing = fields[name] {
-                fields[name] = existing + ", " + value
+            let key = name.lowercased()
+            if let spelling = spellings[key], let existing = fields[spelling] {
+                fields[spelling] = existing + ", " + value
             } else {
+                spellings[key] = name
                 fields[name] = value
             }
         }

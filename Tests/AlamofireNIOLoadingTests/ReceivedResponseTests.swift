@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import Synchronization
 import Testing
 
 @testable import AlamofireNIOLoading
@@ -45,9 +46,20 @@ func wireResponse(_ url: URL, status: Int, headers: [(String, String)] = []) -> 
         #expect(made.expectedContentLength == 5)
         #expect(made.value(forHTTPHeaderField: "Content-Type") == "text/plain; charset=UTF-8")
         #expect(made.allHeaderFields["Content-Type"] as? String == "text/plain; charset=UTF-8")
-        // Fields named alike are joined per spelling, as URLSession's dictionary holds them.
-        #expect(made.allHeaderFields["x-a"] as? String == "1, 3")
-        #expect(made.allHeaderFields["X-A"] as? String == "2")
+        // Repeated fields are joined under the first spelling, whatever the case of the others.
+        #expect(made.allHeaderFields["x-a"] as? String == "1, 2, 3")
+        #expect(made.allHeaderFields["X-A"] == nil)
+        #expect(made.value(forHTTPHeaderField: "X-A") == response.value(forHTTPHeaderField: "x-a"))
+    }
+
+    @Test func concurrentFirstReadsGetOneResponse() {
+        let response = wireResponse(url, status: 200, headers: [("A", "1")])
+        let made = Mutex<[ObjectIdentifier]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let read = response.urlResponse
+            made.withLock { $0.append(ObjectIdentifier(read)) }
+        }
+        #expect(made.withLock { Set($0).count } == 1)
     }
 
     @Test func anExistingResponseIsPassedThrough() throws {

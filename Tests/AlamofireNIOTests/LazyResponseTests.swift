@@ -24,10 +24,10 @@ import FoundationNetworking
             configuration.urlCache = nil
             let session = Session(configuration: configuration)
             let request = session.request(server.url("/get"))
-            let data = try await request.serializingData().value
+            let data = try await withTimeout { try await request.serializingData().value }
             #expect(!data.isEmpty)
             let decodable = session.request(server.url("/get"))
-            let decoded = try await decodable.serializingDecodable(HTTPBinResponse.self).value
+            let decoded = try await withTimeout { try await decodable.serializingDecodable(HTTPBinResponse.self).value }
             #expect(decoded.url == "http://127.0.0.1:\(server.port)/get")
             for request in [request, decodable] {
                 let arrived = try #require(self.received(request))
@@ -36,10 +36,10 @@ import FoundationNetworking
             }
             // A response that may not be stored is not made for the cache either.
             let cached = Session().request(server.url("/response-headers"), parameters: ["Cache-Control": "no-store"])
-            _ = try await cached.serializingData().value
+            _ = try await withTimeout { try await cached.serializingData().value }
             #expect(received(cached)?.hasMadeURLResponse == false)
             let stored = Session().request(server.url("/get"))
-            _ = try await stored.serializingData().value
+            _ = try await withTimeout { try await stored.serializingData().value }
             #expect(received(stored)?.hasMadeURLResponse == true)
         }
     }
@@ -47,7 +47,7 @@ import FoundationNetworking
     @Test func everyReaderSeesOneResponse() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let request = Session().request(server.url("/response-headers"), parameters: ["X-Two": "b", "Content-Type": "text/plain"])
-            let response = await request.serializingData().response
+            let response = try await withTimeout { await request.serializingData().response }
             let http = try #require(response.response)
             #expect(http.statusCode == 200)
             #expect(http.value(forHTTPHeaderField: "x-two") == "b")
@@ -63,30 +63,27 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let session = Session()
             let noContent = session.request(server.url("/status/204"))
-            let empty = try await noContent.serializingData().value
+            let empty = try await withTimeout { try await noContent.serializingData().value }
             #expect(empty.isEmpty)
             #expect(received(noContent)?.hasMadeURLResponse == true)
             // A 200 with an empty body may not be empty.
-            let failed = await session.request(server.url("/status/200")).serializingDecodable(HTTPBinResponse.self).response
+            let failed = try await withTimeout {
+                await session.request(server.url("/status/200")).serializingDecodable(HTTPBinResponse.self).response
+            }
             #expect(failed.error?.isResponseSerializationError == true)
         }
     }
 
     @Test func validationAndMonitorsReadTheResponse() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let queue = DispatchQueue(label: "tests.lazy-response.monitor")
-            let monitor = ClosureEventMonitor(queue: queue)
-            let seen = Mutex<[Int]>([])
-            monitor.dataTaskDidReceiveResponse = { _, _, response in
-                seen.withLock { $0.append((response as? HTTPURLResponse)?.statusCode ?? 0) }
-            }
+            let monitor = ClosureEventMonitor(queue: DispatchQueue(label: "tests.lazy-response.monitor"))
+            let (statuses, seen) = AsyncStream<Int>.makeStream()
+            monitor.dataTaskDidReceiveResponse = { _, _, response in seen.yield((response as? HTTPURLResponse)?.statusCode ?? 0) }
             let session = Session(eventMonitors: [monitor])
-            let response = await session.request(server.url("/status/418")).validate().serializingData().response
+            let response = try await withTimeout { await session.request(server.url("/status/418")).validate().serializingData().response }
             #expect(response.error?.responseCode == 418)
             #expect(response.response?.statusCode == 418)
-            // The event was queued before the request finished: it has run once the queue gets here.
-            await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
-            #expect(seen.withLock { $0 } == [418])
+            #expect(try await withTimeout { await statuses.first { _ in true } } == 418)
         }
     }
 }

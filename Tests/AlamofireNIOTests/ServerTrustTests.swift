@@ -21,6 +21,14 @@ import FoundationNetworking
         }
     }
 
+    /// Checks that the refused request never reached the server: a connection came, and every one
+    /// closed (the handshake refused) without a request.
+    static func expectNothingSent(to server: HTTPBinServer) async throws {
+        try await withTimeout(seconds: 10) { await server.waitUntil { $0.openConnections == 0 } }
+        #expect(server.statistics.acceptedConnections >= 1)
+        #expect(server.statistics.totalRequests == 0)
+    }
+
     static func certificate(_ identity: CertificateIdentity) throws -> SecCertificate {
         try SecCertificate(derEncoded: Data(identity.certificateDER))
     }
@@ -59,7 +67,7 @@ import FoundationNetworking
             #expect(output.host == "127.0.0.1")
             #expect(output.trust.af.certificateData.first == Data(try #require(server.certificates).leaf(for: .wrongHost).certificateDER))
             #expect(refused.response.response == nil)
-            #expect(server.statistics.totalRequests == 0)
+            try await Self.expectNothingSent(to: server)
 
             let accepted = try await Self.fetch(
                 .wrongHost, on: server, evaluators: ["127.0.0.1": DefaultTrustEvaluator(validateHost: false)])
@@ -80,7 +88,7 @@ import FoundationNetworking
             }
             #expect(output.host == "127.0.0.1")
             #expect((output.error as? URLError)?.code == code)
-            #expect(server.statistics.totalRequests == 0)
+            try await Self.expectNothingSent(to: server)
         }
     }
 
@@ -200,6 +208,18 @@ import FoundationNetworking
             let accepted = try await Self.fetch(.valid, on: server, evaluators: ["127.0.0.1": recorded])
             #expect(accepted.response.response?.statusCode == 200)
             #expect(order.names == ["first", "second"])
+            // A refusal stops the evaluation: the evaluator after it is never asked.
+            let stopped = Recorder()
+            let refusing = CompositeTrustEvaluator(evaluators: [
+                RecordingEvaluator(name: "before", recorder: stopped), RefusingEvaluator(),
+                RecordingEvaluator(name: "after", recorder: stopped),
+            ])
+            let refused = try await Self.fetch(.valid, on: server, evaluators: ["127.0.0.1": refusing])
+            guard case .customEvaluationFailed(let error) = refused.reason, error is RefusingEvaluator.Refusal else {
+                Issue.record("expected customEvaluationFailed, got \(String(describing: refused.error))")
+                return
+            }
+            #expect(stopped.names == ["before"])
         }
     }
 
@@ -221,7 +241,7 @@ import FoundationNetworking
                 return
             }
             #expect(host == "127.0.0.1")
-            #expect(server.statistics.totalRequests == 0)
+            try await Self.expectNothingSent(to: server)
             // Otherwise the default evaluation applies: the session's extra root makes the chain good...
             let defaulted = try await Self.fetch(.valid, on: server, evaluators: evaluators, allHostsMustBeEvaluated: false)
             #expect(defaulted.response.response?.statusCode == 200)
@@ -247,7 +267,7 @@ import FoundationNetworking
                 return
             }
             #expect(error as? RefusingEvaluator.Refusal == .refused)
-            #expect(server.statistics.totalRequests == 0)
+            try await Self.expectNothingSent(to: server)
         }
     }
 

@@ -141,6 +141,10 @@ import X509
         #expect(!CertificateEncoding.isPEM(certificates.certificateAuthority.certificateDER))
         #expect(try CertificateEncoding.certificates(in: certificates.certificateAuthority.certificateDER) == [authority])
         #expect(!CertificateEncoding.isPEM(Array("no block here".utf8)))
+        // A short DER key (an Ed25519 PKCS#8 one is 48 bytes): a short-form length, no PEM line.
+        #expect(
+            !CertificateEncoding.isPEM(
+                [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70] + Array(repeating: 0x11, count: 36)))
         #expect(!CertificateEncoding.isPEM([UInt8]()))
         // A PKCS#12 export's PEM: "Bag Attributes" before the certificate and before the key.
         let bag = "Bag Attributes\n    localKeyID: 01 02\nsubject=CN = client\n"

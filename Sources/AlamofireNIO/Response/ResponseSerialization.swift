@@ -288,7 +288,8 @@ public struct PropertyListResponseSerializer: ResponseSerializer {
 
 /// A serializer of AlamofireNIO's own that reads the response only to ask whether its status
 /// allows an empty body: given a body (or an error), it is called without the response, which is
-/// then never made (see `ReceivedResponse`). Its value is the same either way.
+/// then never made (see `ReceivedResponse`). Its value is the same either way. A serializer marked
+/// here must never read the response after `preprocessedData(request:response:data:error:)`.
 protocol ReadsResponseOnlyForEmptyBody {}
 
 extension DataResponseSerializer: ReadsResponseOnlyForEmptyBody {}

@@ -26,8 +26,9 @@ package struct AuthenticationPolicy: @unchecked Sendable {
     func challenge(
         in response: ReceivedResponse, wwwAuthenticate: [String], request: URLRequest, previousFailureCount: Int
     ) -> LoadingChallenge? {
-        guard response.statusCode == 401, let failureResponse = response.httpURLResponse, let url = request.url, let host = url.host,
-            let offer = Self.strongestOffer(AuthenticationChallengeOffer.parse(wwwAuthenticate))
+        guard response.statusCode == 401, let url = request.url, let host = url.host,
+            let offer = Self.strongestOffer(AuthenticationChallengeOffer.parse(wwwAuthenticate)),
+            let failureResponse = response.httpURLResponse
         else { return nil }
         let scheme = url.scheme?.lowercased() ?? "http"
         let space = URLProtectionSpace(

@@ -3,17 +3,15 @@ public import X509
 
 /// Certificates and keys as files hold them: PEM text (told by a `-----BEGIN ` line) or DER bytes.
 public enum CertificateEncoding {
-    /// Whether `bytes` are PEM text: not DER's opening `SEQUENCE` with a long-form length (every
-    /// certificate and key is longer than 127 bytes), and holding a `-----BEGIN ` line. Text may come
-    /// before the first block, as in a distribution's commented bundle, `openssl x509 -text` output or
-    /// a PKCS#12 export's `Bag Attributes`.
+    /// Whether `bytes` are PEM text: they hold a `-----BEGIN ` line, and do not open as DER does
+    /// with a `SEQUENCE` of long-form length (any certificate; a short DER key, such as an Ed25519
+    /// one, is told apart by the missing line). Text may come before the first block, as in a
+    /// distribution's commented bundle, `openssl x509 -text` output or a PKCS#12 export's
+    /// `Bag Attributes`.
     public static func isPEM(_ bytes: some Collection<UInt8>) -> Bool {
         var opening = bytes.makeIterator()
         if opening.next() == 0x30, let length = opening.next(), length & 0x80 != 0 { return false }
-        let marker = Array("-----BEGIN ".utf8)
-        let text = Array(bytes)
-        guard text.count >= marker.count else { return false }
-        return (0...(text.count - marker.count)).contains { start in text[start..<(start + marker.count)].elementsEqual(marker) }
+        return bytes.firstRange(of: "-----BEGIN ".utf8) != nil
     }
 
     /// The certificates in PEM bytes (every `CERTIFICATE` block; other blocks are passed over) or DER

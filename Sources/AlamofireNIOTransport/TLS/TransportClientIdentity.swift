@@ -20,7 +20,7 @@ public final class TransportClientIdentity: Sendable, Hashable {
         self.privateKey = privateKey
     }
 
-    /// Reads certificates and a key, each PEM or DER (told apart by their first bytes).
+    /// Reads certificates and a key, each PEM or DER (see ``CertificateEncoding/isPEM(_:)``).
     /// - Parameters:
     ///   - certificates: the certificates: one PEM document holding one or more, or DER blobs.
     ///   - privateKey: the key, PEM or PKCS#8/SEC1/PKCS#1 DER.
