@@ -286,7 +286,7 @@ public final class HTTPTransport: Sendable {
         for (name, value) in headers where name.isEmpty || contains(name, lineBreakOr: UInt8(ascii: ":")) || contains(value) {
             throw TransportError(.badURL, "the header field \(name) is not valid")
         }
-        if !headers.contains(name: "Host") { headers.replaceOrAdd(name: "Host", value: origin.hostHeader) }
+        if !headers.contains(name: "Host") { headers.add(name: "Host", value: origin.hostHeader) }
         headers.remove(name: "Content-Length")
         headers.remove(name: "Transfer-Encoding")
         switch bodyLength {

@@ -136,10 +136,10 @@ struct SerializingTask<Response: Sendable>: Sendable {
 
 /// A value that arrives once and may be awaited any number of times, before or after it arrives.
 ///
-/// The waiting is done by ``AwaitedValue``, which holds the value type-erased: a generic class's
-/// state would have its type metadata looked up at run time on every lock, since callers in other
-/// modules use it unspecialized.
-final class AwaitedResponse<Value: Sendable>: Sendable {
+/// A typed view of ``AwaitedValue``, which holds the value type-erased: generic state would have its
+/// type metadata looked up at run time on every lock, since callers in other modules use it
+/// unspecialized. Copies share the one value.
+struct AwaitedResponse<Value: Sendable>: Sendable {
     private let awaited = AwaitedValue()
 
     /// Stores the value and wakes everyone waiting for it. Only the first call counts.

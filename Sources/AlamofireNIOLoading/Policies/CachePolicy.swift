@@ -132,7 +132,7 @@ package struct CachePolicy: @unchecked Sendable {
         else { return nil }
         let varied = Self.varyNames(response.value(forHTTPHeaderField: "Vary"))
         guard !varied.contains("*") else { return nil }
-        guard body.count <= largestStorableBody, response.isHTTP else { return nil }
+        guard body.count <= largestStorableBody else { return nil }
         var varyValues: [String: String] = [:]
         for name in varied { varyValues[name] = headerValue(name) ?? "" }
         let userInfo: [AnyHashable: Any] = [
