@@ -97,7 +97,7 @@ extension LoadingTask {
             let (offset, expected) = (plan.offset ?? 0, plan.expectedTotalBytes)
             var written: (@Sendable (Int64) -> Void)?
             if plan.countsWrittenBytes {
-                written = { [weak self] count in self?.didReceiveBody(totalBytes: offset + count, expected: expected) }
+                written = { count in self.didReceiveBody(totalBytes: offset + count, expected: expected) }
             }
             let work = Task {
                 do {

@@ -128,7 +128,7 @@ public class Request: @unchecked Sendable {
     public let downloadProgress: Progress
 
     init(
-        id: UUID = .random(), underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
+        id: UUID = .unique(), underlyingQueue: DispatchQueue, serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?,
         interceptor: (any RequestInterceptor)?, shouldAutomaticallyResume: Bool?, session: Session
     ) {
         self.id = id
