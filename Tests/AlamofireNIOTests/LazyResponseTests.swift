@@ -86,4 +86,46 @@ import FoundationNetworking
             #expect(try await withTimeout { await statuses.first { _ in true } } == 418)
         }
     }
+    @Test func aMonitorIsOnlySentTheEventsItImplements() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let configuration = URLSessionConfiguration.af.default
+            configuration.urlCache = nil
+            let monitor = ThreeEventMonitor()
+            let session = Session(configuration: configuration, eventMonitors: [monitor])
+            var requests: [Request] = []
+            for _ in 0..<3 {
+                let request = session.request(server.url("/get"))
+                _ = try await withTimeout { try await request.serializingData().value }
+                requests.append(request)
+                // The monitor's queue has run every event raised so far, and what its defaults recorded is read.
+                await withCheckedContinuation { continuation in monitor.queue.async { continuation.resume() } }
+            }
+            // The first request's events ran the defaults, which record themselves; the
+            // `didReceive response` the monitor leaves to them is not made for the later requests.
+            #expect(received(requests[0])?.hasMadeURLResponse == true)
+            #expect(received(requests[1])?.hasMadeURLResponse == false)
+            #expect(received(requests[2])?.hasMadeURLResponse == false)
+            let defaulted = DefaultedMonitorEvents.events(of: monitor)
+            #expect(defaulted & MonitorEvent.dataTaskDidReceiveResponse.bit != 0)
+            #expect(defaulted & MonitorEvent.requestDidCreateTask.bit != 0)
+            for implemented in [MonitorEvent.requestDidResume, .requestDidCompleteTask, .requestDidFinish] {
+                #expect(defaulted & implemented.bit == 0)
+            }
+            // The events it implements still arrive for every request, in order.
+            let expected = requests.flatMap { ["resume \($0.id)", "complete \($0.id)", "finish \($0.id)"] }
+            #expect(monitor.events.withLock { $0 } == expected)
+        }
+    }
+}
+
+/// A monitor implementing three events; the others are left to the protocol's empty defaults.
+private final class ThreeEventMonitor: EventMonitor, Sendable {
+    let queue = DispatchQueue(label: "tests.lazy-response.three-events")
+    let events = Mutex<[String]>([])
+
+    func requestDidResume(_ request: Request) { events.withLock { $0.append("resume \(request.id)") } }
+    func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {
+        events.withLock { $0.append("complete \(request.id)") }
+    }
+    func requestDidFinish(_ request: Request) { events.withLock { $0.append("finish \(request.id)") } }
 }

@@ -30,34 +30,42 @@ public final class CompositeEventMonitor: EventMonitor {
     /// Whether any monitor would hear `event`s that post no notification.
     var isEmpty: Bool { others.isEmpty }
 
-    /// Runs `event` for each monitor on its queue; ``AlamofireNotifications`` instead posts
-    /// `notification` for `request`, when the event has one.
+    /// Runs `event`, which calls `kind`, for each monitor on its queue, unless the monitor's type is
+    /// known to leave `kind` to the empty default (see ``MonitorEvent``); ``AlamofireNotifications``
+    /// instead posts `notification` for `request`, when the event has one.
     func performEvent(
-        posting notification: Notification.Name? = nil, for request: Request? = nil, _ event: @escaping @Sendable (any EventMonitor) -> Void
+        _ kind: MonitorEvent, posting notification: Notification.Name? = nil, for request: Request? = nil,
+        _ event: @escaping @Sendable (any EventMonitor) -> Void
     ) {
         if let notification, let request {
             for monitor in notifications { monitor.post(notification, for: request) }
         }
-        for monitor in others { monitor.deliver(event) }
+        for monitor in others { monitor.deliver(kind, event) }
+    }
+
+    /// Whether any monitor but ``AlamofireNotifications`` may implement `kind`: when none does, the
+    /// event need not be made.
+    func hears(_ kind: MonitorEvent) -> Bool {
+        others.contains { $0.hears(kind) }
     }
 
     // MARK: URLSession events
 
     public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
         let error = UncheckedSendable(error)
-        performEvent { $0.urlSession(session, didBecomeInvalidWithError: error.value) }
+        performEvent(.didBecomeInvalid) { $0.urlSession(session, didBecomeInvalidWithError: error.value) }
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge) {
         let challenge = UncheckedSendable(challenge)
-        performEvent { $0.urlSession(session, task: task, didReceive: challenge.value) }
+        performEvent(.taskDidReceiveChallenge) { $0.urlSession(session, task: task, didReceive: challenge.value) }
     }
 
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
     ) {
-        performEvent {
+        performEvent(.taskDidSendBodyData) {
             $0.urlSession(
                 session, task: task, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
                 totalBytesExpectedToSend: totalBytesExpectedToSend)
@@ -65,44 +73,46 @@ public final class CompositeEventMonitor: EventMonitor {
     }
 
     public func urlSession(_ session: URLSession, taskNeedsNewBodyStream task: URLSessionTask) {
-        performEvent { $0.urlSession(session, taskNeedsNewBodyStream: task) }
+        performEvent(.taskNeedsNewBodyStream) { $0.urlSession(session, taskNeedsNewBodyStream: task) }
     }
 
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest
     ) {
-        performEvent { $0.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request) }
+        performEvent(.taskWillPerformHTTPRedirection) {
+            $0.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request)
+        }
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics) {
-        performEvent { $0.urlSession(session, task: task, didFinishCollecting: metrics) }
+        performEvent(.taskDidFinishCollectingMetrics) { $0.urlSession(session, task: task, didFinishCollecting: metrics) }
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let error = UncheckedSendable(error)
-        performEvent { $0.urlSession(session, task: task, didCompleteWithError: error.value) }
+        performEvent(.taskDidComplete) { $0.urlSession(session, task: task, didCompleteWithError: error.value) }
     }
 
     public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
-        performEvent { $0.urlSession(session, taskIsWaitingForConnectivity: task) }
+        performEvent(.taskIsWaitingForConnectivity) { $0.urlSession(session, taskIsWaitingForConnectivity: task) }
     }
 
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse) {
-        performEvent { $0.urlSession(session, dataTask: dataTask, didReceive: response) }
+        performEvent(.dataTaskDidReceiveResponse) { $0.urlSession(session, dataTask: dataTask, didReceive: response) }
     }
 
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        performEvent { $0.urlSession(session, dataTask: dataTask, didReceive: data) }
+        performEvent(.dataTaskDidReceiveData) { $0.urlSession(session, dataTask: dataTask, didReceive: data) }
     }
 
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse) {
-        performEvent { $0.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse) }
+        performEvent(.dataTaskWillCacheResponse) { $0.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse) }
     }
 
     public func urlSession(
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64
     ) {
-        performEvent {
+        performEvent(.downloadTaskDidResumeAtOffset) {
             $0.urlSession(session, downloadTask: downloadTask, didResumeAtOffset: fileOffset, expectedTotalBytes: expectedTotalBytes)
         }
     }
@@ -111,7 +121,7 @@ public final class CompositeEventMonitor: EventMonitor {
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
         totalBytesExpectedToWrite: Int64
     ) {
-        performEvent {
+        performEvent(.downloadTaskDidWriteData) {
             $0.urlSession(
                 session, downloadTask: downloadTask, didWriteData: bytesWritten, totalBytesWritten: totalBytesWritten,
                 totalBytesExpectedToWrite: totalBytesExpectedToWrite)
@@ -119,77 +129,87 @@ public final class CompositeEventMonitor: EventMonitor {
     }
 
     public func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
-        performEvent { $0.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location) }
+        performEvent(.downloadTaskDidFinishDownloading) {
+            $0.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
+        }
     }
 
     // MARK: Request events
 
     public func request(_ request: Request, didCreateInitialURLRequest urlRequest: URLRequest) {
-        performEvent { $0.request(request, didCreateInitialURLRequest: urlRequest) }
+        performEvent(.requestDidCreateInitialURLRequest) { $0.request(request, didCreateInitialURLRequest: urlRequest) }
     }
 
     public func request(_ request: Request, didFailToCreateURLRequestWithError error: AFError) {
-        performEvent { $0.request(request, didFailToCreateURLRequestWithError: error) }
+        performEvent(.requestDidFailToCreateURLRequest) { $0.request(request, didFailToCreateURLRequestWithError: error) }
     }
 
     public func request(_ request: Request, didAdaptInitialRequest initialRequest: URLRequest, to adaptedRequest: URLRequest) {
-        performEvent { $0.request(request, didAdaptInitialRequest: initialRequest, to: adaptedRequest) }
+        performEvent(.requestDidAdaptInitialRequest) { $0.request(request, didAdaptInitialRequest: initialRequest, to: adaptedRequest) }
     }
 
     public func request(_ request: Request, didFailToAdaptURLRequest initialRequest: URLRequest, withError error: AFError) {
-        performEvent { $0.request(request, didFailToAdaptURLRequest: initialRequest, withError: error) }
+        performEvent(.requestDidFailToAdaptURLRequest) { $0.request(request, didFailToAdaptURLRequest: initialRequest, withError: error) }
     }
 
     public func request(_ request: Request, didCreateURLRequest urlRequest: URLRequest) {
-        performEvent { $0.request(request, didCreateURLRequest: urlRequest) }
+        performEvent(.requestDidCreateURLRequest) { $0.request(request, didCreateURLRequest: urlRequest) }
     }
 
     public func request(_ request: Request, didCreateTask task: URLSessionTask) {
-        performEvent { $0.request(request, didCreateTask: task) }
+        performEvent(.requestDidCreateTask) { $0.request(request, didCreateTask: task) }
     }
 
     public func request(_ request: Request, didGatherMetrics metrics: TaskMetrics) {
-        performEvent { $0.request(request, didGatherMetrics: metrics) }
+        performEvent(.requestDidGatherMetrics) { $0.request(request, didGatherMetrics: metrics) }
     }
 
     public func request(_ request: Request, didFailTask task: URLSessionTask, earlyWithError error: AFError) {
-        performEvent { $0.request(request, didFailTask: task, earlyWithError: error) }
+        performEvent(.requestDidFailTaskEarly) { $0.request(request, didFailTask: task, earlyWithError: error) }
     }
 
     public func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {
-        performEvent(posting: Request.didCompleteTaskNotification, for: request) { $0.request(request, didCompleteTask: task, with: error) }
+        performEvent(.requestDidCompleteTask, posting: Request.didCompleteTaskNotification, for: request) {
+            $0.request(request, didCompleteTask: task, with: error)
+        }
     }
 
     public func requestIsRetrying(_ request: Request) {
-        performEvent { $0.requestIsRetrying(request) }
+        performEvent(.requestIsRetrying) { $0.requestIsRetrying(request) }
     }
 
     public func requestDidFinish(_ request: Request) {
-        performEvent(posting: Request.didFinishNotification, for: request) { $0.requestDidFinish(request) }
+        performEvent(.requestDidFinish, posting: Request.didFinishNotification, for: request) { $0.requestDidFinish(request) }
     }
 
     public func requestDidResume(_ request: Request) {
-        performEvent(posting: Request.didResumeNotification, for: request) { $0.requestDidResume(request) }
+        performEvent(.requestDidResume, posting: Request.didResumeNotification, for: request) { $0.requestDidResume(request) }
     }
 
     public func request(_ request: Request, didResumeTask task: URLSessionTask) {
-        performEvent(posting: Request.didResumeTaskNotification, for: request) { $0.request(request, didResumeTask: task) }
+        performEvent(.requestDidResumeTask, posting: Request.didResumeTaskNotification, for: request) {
+            $0.request(request, didResumeTask: task)
+        }
     }
 
     public func requestDidSuspend(_ request: Request) {
-        performEvent(posting: Request.didSuspendNotification, for: request) { $0.requestDidSuspend(request) }
+        performEvent(.requestDidSuspend, posting: Request.didSuspendNotification, for: request) { $0.requestDidSuspend(request) }
     }
 
     public func request(_ request: Request, didSuspendTask task: URLSessionTask) {
-        performEvent(posting: Request.didSuspendTaskNotification, for: request) { $0.request(request, didSuspendTask: task) }
+        performEvent(.requestDidSuspendTask, posting: Request.didSuspendTaskNotification, for: request) {
+            $0.request(request, didSuspendTask: task)
+        }
     }
 
     public func requestDidCancel(_ request: Request) {
-        performEvent(posting: Request.didCancelNotification, for: request) { $0.requestDidCancel(request) }
+        performEvent(.requestDidCancel, posting: Request.didCancelNotification, for: request) { $0.requestDidCancel(request) }
     }
 
     public func request(_ request: Request, didCancelTask task: URLSessionTask) {
-        performEvent(posting: Request.didCancelTaskNotification, for: request) { $0.request(request, didCancelTask: task) }
+        performEvent(.requestDidCancelTask, posting: Request.didCancelTaskNotification, for: request) {
+            $0.request(request, didCancelTask: task)
+        }
     }
 
     public func request(
@@ -197,15 +217,17 @@ public final class CompositeEventMonitor: EventMonitor {
         withResult result: Request.ValidationResult
     ) {
         let result = UncheckedSendable(result)
-        performEvent { $0.request(request, didValidateRequest: urlRequest, response: response, data: data, withResult: result.value) }
+        performEvent(.dataRequestDidValidate) {
+            $0.request(request, didValidateRequest: urlRequest, response: response, data: data, withResult: result.value)
+        }
     }
 
     public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {
-        performEvent { $0.request(request, didParseResponse: response) }
+        performEvent(.dataRequestDidParseData) { $0.request(request, didParseResponse: response) }
     }
 
     public func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {
-        performEvent { $0.request(request, didParseResponse: response) }
+        performEvent(.dataRequestDidParseResponse) { $0.request(request, didParseResponse: response) }
     }
 
     public func request(
@@ -213,32 +235,34 @@ public final class CompositeEventMonitor: EventMonitor {
         withResult result: Request.ValidationResult
     ) {
         let result = UncheckedSendable(result)
-        performEvent { $0.request(request, didValidateRequest: urlRequest, response: response, withResult: result.value) }
+        performEvent(.streamRequestDidValidate) {
+            $0.request(request, didValidateRequest: urlRequest, response: response, withResult: result.value)
+        }
     }
 
     public func request<Value: Sendable>(_ request: DataStreamRequest, didParseStream result: Result<Value, AFError>) {
-        performEvent { $0.request(request, didParseStream: result) }
+        performEvent(.streamRequestDidParseStream) { $0.request(request, didParseStream: result) }
     }
 
     public func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) {
-        performEvent { $0.request(request, didCreateUploadable: uploadable) }
+        performEvent(.uploadRequestDidCreateUploadable) { $0.request(request, didCreateUploadable: uploadable) }
     }
 
     public func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError) {
-        performEvent { $0.request(request, didFailToCreateUploadableWithError: error) }
+        performEvent(.uploadRequestDidFailToCreateUploadable) { $0.request(request, didFailToCreateUploadableWithError: error) }
     }
 
     public func request(_ request: UploadRequest, didProvideInputStream stream: InputStream) {
         let stream = UncheckedSendable(stream)
-        performEvent { $0.request(request, didProvideInputStream: stream.value) }
+        performEvent(.uploadRequestDidProvideInputStream) { $0.request(request, didProvideInputStream: stream.value) }
     }
 
     public func request(_ request: DownloadRequest, didFinishDownloadingUsing task: URLSessionTask, with result: Result<URL, AFError>) {
-        performEvent { $0.request(request, didFinishDownloadingUsing: task, with: result) }
+        performEvent(.downloadRequestDidFinishDownloading) { $0.request(request, didFinishDownloadingUsing: task, with: result) }
     }
 
     public func request(_ request: DownloadRequest, didCreateDestinationURL url: URL) {
-        performEvent { $0.request(request, didCreateDestinationURL: url) }
+        performEvent(.downloadRequestDidCreateDestinationURL) { $0.request(request, didCreateDestinationURL: url) }
     }
 
     public func request(
@@ -246,15 +270,17 @@ public final class CompositeEventMonitor: EventMonitor {
         withResult result: Request.ValidationResult
     ) {
         let result = UncheckedSendable(result)
-        performEvent { $0.request(request, didValidateRequest: urlRequest, response: response, fileURL: fileURL, withResult: result.value) }
+        performEvent(.downloadRequestDidValidate) {
+            $0.request(request, didValidateRequest: urlRequest, response: response, fileURL: fileURL, withResult: result.value)
+        }
     }
 
     public func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>) {
-        performEvent { $0.request(request, didParseResponse: response) }
+        performEvent(.downloadRequestDidParseURL) { $0.request(request, didParseResponse: response) }
     }
 
     public func request<Value: Sendable>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {
-        performEvent { $0.request(request, didParseResponse: response) }
+        performEvent(.downloadRequestDidParseResponse) { $0.request(request, didParseResponse: response) }
     }
 }
 
@@ -266,12 +292,21 @@ private final class EventDelivery: Sendable {
 
     let monitor: any EventMonitor
     private let waiting = Mutex<(events: [Event], dispatched: Bool)>(([], false))
+    /// The events the monitor's type leaves to the empty defaults, as last read (``MonitorEvent``).
+    private let defaulted: Atomic<UInt64>
 
     init(_ monitor: any EventMonitor) {
         self.monitor = monitor
+        self.defaulted = Atomic(DefaultedMonitorEvents.events(of: monitor))
     }
 
-    func deliver(_ event: @escaping Event) {
+    /// Whether the monitor may implement `kind`.
+    func hears(_ kind: MonitorEvent) -> Bool {
+        defaulted.load(ordering: .relaxed) & kind.bit == 0
+    }
+
+    func deliver(_ kind: MonitorEvent, _ event: @escaping Event) {
+        guard hears(kind) else { return }
         let dispatch = waiting.withLock { waiting in
             waiting.events.append(event)
             defer { waiting.dispatched = true }
@@ -287,6 +322,8 @@ private final class EventDelivery: Sendable {
             return events
         }
         for event in events { event(monitor) }
+        // The defaults these events ran have recorded themselves.
+        defaulted.store(DefaultedMonitorEvents.events(of: monitor), ordering: .relaxed)
         let more = waiting.withLock { waiting in
             waiting.dispatched = !waiting.events.isEmpty
             return waiting.dispatched

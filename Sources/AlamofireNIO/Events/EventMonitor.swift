@@ -7,7 +7,8 @@ public import FoundationNetworking
 /// Observes the life of requests, at the moments Alamofire reports them: the URLSession delegate's
 /// events (each raised when the loading layer reaches the moment URLSession would call its
 /// delegate) and the events of each ``Request``'s own life. Every method has an empty default;
-/// events arrive on ``queue``.
+/// events arrive on ``queue``. A monitor is sent only the events it implements: once an empty
+/// default has run for a monitor's type, that event is no longer made for monitors of that type.
 ///
 /// Metrics are ``TaskMetrics`` values: FoundationNetworking's `URLSessionTaskMetrics` cannot be
 /// created outside it. The `URLSession` passed to the URLSession events is the session's
@@ -144,67 +145,115 @@ extension EventMonitor {
     /// The default queue on which `CompositeEventMonitor`s will call the `EventMonitor` methods. `.main` by default.
     public var queue: DispatchQueue { .main }
 
-    public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {}
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge) {}
+    public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) { leftToDefault(.didBecomeInvalid) }
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge) {
+        leftToDefault(.taskDidReceiveChallenge)
+    }
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
-    ) {}
-    public func urlSession(_ session: URLSession, taskNeedsNewBodyStream task: URLSessionTask) {}
+    ) { leftToDefault(.taskDidSendBodyData) }
+    public func urlSession(_ session: URLSession, taskNeedsNewBodyStream task: URLSessionTask) { leftToDefault(.taskNeedsNewBodyStream) }
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest
-    ) {}
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics) {}
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {}
-    public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {}
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse) {}
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {}
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse) {}
+    ) { leftToDefault(.taskWillPerformHTTPRedirection) }
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics) {
+        leftToDefault(.taskDidFinishCollectingMetrics)
+    }
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        leftToDefault(.taskDidComplete)
+    }
+    public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
+        leftToDefault(.taskIsWaitingForConnectivity)
+    }
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse) {
+        leftToDefault(.dataTaskDidReceiveResponse)
+    }
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        leftToDefault(.dataTaskDidReceiveData)
+    }
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse) {
+        leftToDefault(.dataTaskWillCacheResponse)
+    }
     public func urlSession(
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64
-    ) {}
+    ) { leftToDefault(.downloadTaskDidResumeAtOffset) }
     public func urlSession(
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
         totalBytesExpectedToWrite: Int64
-    ) {}
-    public func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {}
-    public func request(_ request: Request, didCreateInitialURLRequest urlRequest: URLRequest) {}
-    public func request(_ request: Request, didFailToCreateURLRequestWithError error: AFError) {}
-    public func request(_ request: Request, didAdaptInitialRequest initialRequest: URLRequest, to adaptedRequest: URLRequest) {}
-    public func request(_ request: Request, didFailToAdaptURLRequest initialRequest: URLRequest, withError error: AFError) {}
-    public func request(_ request: Request, didCreateURLRequest urlRequest: URLRequest) {}
-    public func request(_ request: Request, didCreateTask task: URLSessionTask) {}
-    public func request(_ request: Request, didGatherMetrics metrics: TaskMetrics) {}
-    public func request(_ request: Request, didFailTask task: URLSessionTask, earlyWithError error: AFError) {}
-    public func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {}
-    public func requestIsRetrying(_ request: Request) {}
-    public func requestDidFinish(_ request: Request) {}
-    public func requestDidResume(_ request: Request) {}
-    public func request(_ request: Request, didResumeTask task: URLSessionTask) {}
-    public func requestDidSuspend(_ request: Request) {}
-    public func request(_ request: Request, didSuspendTask task: URLSessionTask) {}
-    public func requestDidCancel(_ request: Request) {}
-    public func request(_ request: Request, didCancelTask task: URLSessionTask) {}
+    ) { leftToDefault(.downloadTaskDidWriteData) }
+    public func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        leftToDefault(.downloadTaskDidFinishDownloading)
+    }
+    public func request(_ request: Request, didCreateInitialURLRequest urlRequest: URLRequest) {
+        leftToDefault(.requestDidCreateInitialURLRequest)
+    }
+    public func request(_ request: Request, didFailToCreateURLRequestWithError error: AFError) {
+        leftToDefault(.requestDidFailToCreateURLRequest)
+    }
+    public func request(_ request: Request, didAdaptInitialRequest initialRequest: URLRequest, to adaptedRequest: URLRequest) {
+        leftToDefault(.requestDidAdaptInitialRequest)
+    }
+    public func request(_ request: Request, didFailToAdaptURLRequest initialRequest: URLRequest, withError error: AFError) {
+        leftToDefault(.requestDidFailToAdaptURLRequest)
+    }
+    public func request(_ request: Request, didCreateURLRequest urlRequest: URLRequest) { leftToDefault(.requestDidCreateURLRequest) }
+    public func request(_ request: Request, didCreateTask task: URLSessionTask) { leftToDefault(.requestDidCreateTask) }
+    public func request(_ request: Request, didGatherMetrics metrics: TaskMetrics) { leftToDefault(.requestDidGatherMetrics) }
+    public func request(_ request: Request, didFailTask task: URLSessionTask, earlyWithError error: AFError) {
+        leftToDefault(.requestDidFailTaskEarly)
+    }
+    public func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {
+        leftToDefault(.requestDidCompleteTask)
+    }
+    public func requestIsRetrying(_ request: Request) { leftToDefault(.requestIsRetrying) }
+    public func requestDidFinish(_ request: Request) { leftToDefault(.requestDidFinish) }
+    public func requestDidResume(_ request: Request) { leftToDefault(.requestDidResume) }
+    public func request(_ request: Request, didResumeTask task: URLSessionTask) { leftToDefault(.requestDidResumeTask) }
+    public func requestDidSuspend(_ request: Request) { leftToDefault(.requestDidSuspend) }
+    public func request(_ request: Request, didSuspendTask task: URLSessionTask) { leftToDefault(.requestDidSuspendTask) }
+    public func requestDidCancel(_ request: Request) { leftToDefault(.requestDidCancel) }
+    public func request(_ request: Request, didCancelTask task: URLSessionTask) { leftToDefault(.requestDidCancelTask) }
     public func request(
         _ request: DataRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, data: Data?,
         withResult result: Request.ValidationResult
-    ) {}
-    public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {}
-    public func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {}
+    ) { leftToDefault(.dataRequestDidValidate) }
+    public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {
+        leftToDefault(.dataRequestDidParseData)
+    }
+    public func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {
+        leftToDefault(.dataRequestDidParseResponse)
+    }
     public func request(
         _ request: DataStreamRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse,
         withResult result: Request.ValidationResult
-    ) {}
-    public func request<Value: Sendable>(_ request: DataStreamRequest, didParseStream result: Result<Value, AFError>) {}
-    public func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) {}
-    public func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError) {}
-    public func request(_ request: UploadRequest, didProvideInputStream stream: InputStream) {}
-    public func request(_ request: DownloadRequest, didFinishDownloadingUsing task: URLSessionTask, with result: Result<URL, AFError>) {}
-    public func request(_ request: DownloadRequest, didCreateDestinationURL url: URL) {}
+    ) { leftToDefault(.streamRequestDidValidate) }
+    public func request<Value: Sendable>(_ request: DataStreamRequest, didParseStream result: Result<Value, AFError>) {
+        leftToDefault(.streamRequestDidParseStream)
+    }
+    public func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) {
+        leftToDefault(.uploadRequestDidCreateUploadable)
+    }
+    public func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError) {
+        leftToDefault(.uploadRequestDidFailToCreateUploadable)
+    }
+    public func request(_ request: UploadRequest, didProvideInputStream stream: InputStream) {
+        leftToDefault(.uploadRequestDidProvideInputStream)
+    }
+    public func request(_ request: DownloadRequest, didFinishDownloadingUsing task: URLSessionTask, with result: Result<URL, AFError>) {
+        leftToDefault(.downloadRequestDidFinishDownloading)
+    }
+    public func request(_ request: DownloadRequest, didCreateDestinationURL url: URL) {
+        leftToDefault(.downloadRequestDidCreateDestinationURL)
+    }
     public func request(
         _ request: DownloadRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, fileURL: URL?,
         withResult result: Request.ValidationResult
-    ) {}
-    public func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>) {}
-    public func request<Value: Sendable>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {}
+    ) { leftToDefault(.downloadRequestDidValidate) }
+    public func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>) {
+        leftToDefault(.downloadRequestDidParseURL)
+    }
+    public func request<Value: Sendable>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {
+        leftToDefault(.downloadRequestDidParseResponse)
+    }
 }

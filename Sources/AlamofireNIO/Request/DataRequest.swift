@@ -161,7 +161,7 @@ public class DataRequest: Request, @unchecked Sendable {
 
     /// Tells the monitors of a serialized response (one whose value may cross queues).
     private func reportParsed<Value: Sendable>(_ response: AFDataResponse<Value>) {
-        monitor()?.performEvent { $0.request(self, didParseResponse: response) }
+        monitor()?.performEvent(.dataRequestDidParseResponse) { $0.request(self, didParseResponse: response) }
     }
 
     /// The data; an empty body fails unless the method (HEAD) or status (204, 205) allows it.

@@ -134,7 +134,9 @@ public final class DownloadRequest: Request, @unchecked Sendable {
             case .failure(let failure): state.machine.recordFailure(failure)
             }
         }
-        monitor()?.performEvent { $0.request(self, didFinishDownloadingUsing: self.sessionTask(for: task), with: result) }
+        monitor()?.performEvent(.downloadRequestDidFinishDownloading) {
+            $0.request(self, didFinishDownloadingUsing: self.sessionTask(for: task), with: result)
+        }
     }
 
     /// Cancelled while its last bytes were being written: a file left in the temporary directory goes, as URLSession's
@@ -260,7 +262,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     /// Tells the monitors of a serialized response (one whose value may cross queues).
     private func reportParsed<Value: Sendable>(_ response: AFDownloadResponse<Value>) {
-        monitor()?.performEvent { $0.request(self, didParseResponse: response) }
+        monitor()?.performEvent(.downloadRequestDidParseResponse) { $0.request(self, didParseResponse: response) }
     }
 
     /// Adds a handler using `responseSerializer`; `report` tells the monitors (nil for a value that cannot cross queues,

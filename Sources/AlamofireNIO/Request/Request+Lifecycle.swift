@@ -26,7 +26,7 @@ extension Request {
                 return [
                     tellCancelled,
                     {
-                        self.tellTaskEvent(Request.didCancelTaskNotification) {
+                        self.tellTaskEvent(.requestDidCancelTask, Request.didCancelTaskNotification) {
                             $0.request(self, didCancelTask: self.sessionTask(for: task))
                         }
                         self.cancelLoadingTask(task)
@@ -91,19 +91,23 @@ extension Request {
 
     /// Tells the monitors, then starts the task (so its events follow the resume's).
     private func resumeTask(_ task: LoadingTask) {
-        tellTaskEvent(Request.didResumeTaskNotification) { $0.request(self, didResumeTask: self.sessionTask(for: task)) }
+        tellTaskEvent(.requestDidResumeTask, Request.didResumeTaskNotification) {
+            $0.request(self, didResumeTask: self.sessionTask(for: task))
+        }
         if !task.isStarted { willStartLoadingTask(task) }
         task.resume()
     }
 
     private func suspendTask(_ task: LoadingTask) {
-        tellTaskEvent(Request.didSuspendTaskNotification) { $0.request(self, didSuspendTask: self.sessionTask(for: task)) }
+        tellTaskEvent(.requestDidSuspendTask, Request.didSuspendTaskNotification) {
+            $0.request(self, didSuspendTask: self.sessionTask(for: task))
+        }
         task.suspend()
     }
 
     /// Tells the monitors of an event of the request's task; ``AlamofireNotifications`` posts `notification`.
-    func tellTaskEvent(_ notification: Notification.Name, _ event: @escaping @Sendable (any EventMonitor) -> Void) {
-        monitor(posting: notification)?.performEvent(posting: notification, for: self, event)
+    func tellTaskEvent(_ kind: MonitorEvent, _ notification: Notification.Name, _ event: @escaping @Sendable (any EventMonitor) -> Void) {
+        monitor(posting: notification)?.performEvent(kind, posting: notification, for: self, event)
     }
 
     /// Sets the request up now when the session sets requests up eagerly.
@@ -161,7 +165,7 @@ extension Request {
                         let sessionTask = self.sessionTask(for: task)
                         taskHandler.queue.async { taskHandler.handler(sessionTask) }
                     }
-                    self.monitor()?.performEvent { $0.request(self, didCreateTask: self.sessionTask(for: task)) }
+                    self.monitor()?.performEvent(.requestDidCreateTask) { $0.request(self, didCreateTask: self.sessionTask(for: task)) }
                 }
             ]
             switch action {
@@ -169,7 +173,9 @@ extension Request {
                 work.append { self.resumeTask(task) }
             case .suspend:
                 work.append {
-                    self.tellTaskEvent(Request.didSuspendTaskNotification) { $0.request(self, didSuspendTask: self.sessionTask(for: task)) }
+                    self.tellTaskEvent(.requestDidSuspendTask, Request.didSuspendTaskNotification) {
+                        $0.request(self, didSuspendTask: self.sessionTask(for: task))
+                    }
                 }
             case .none, .discard:
                 break
@@ -203,7 +209,7 @@ extension Request {
         } else {
             didAbandonLoad()
         }
-        tellTaskEvent(Request.didCompleteTaskNotification) {
+        tellTaskEvent(.requestDidCompleteTask, Request.didCompleteTaskNotification) {
             $0.request(self, didCompleteTask: self.sessionTask(for: task), with: taskError)
         }
         retryOrFinish()

@@ -30,11 +30,12 @@ public final class SessionDelegate: Sendable {
     /// Tells the session's monitors of a URLSession event, when any would hear it; `event` gets the
     /// session's `URLSession` and the task's stand-in.
     func tell(
-        _ request: Request, about task: LoadingTask, _ event: @escaping @Sendable (any EventMonitor, URLSession, URLSessionTask) -> Void
+        _ request: Request, about task: LoadingTask, _ kind: MonitorEvent,
+        _ event: @escaping @Sendable (any EventMonitor, URLSession, URLSessionTask) -> Void
     ) {
         let session = request.session
-        guard !session.eventMonitor.isEmpty else { return }
-        session.eventMonitor.performEvent { event($0, session.session, request.sessionTask(for: task)) }
+        guard session.eventMonitor.hears(kind) else { return }
+        session.eventMonitor.performEvent(kind) { event($0, session.session, request.sessionTask(for: task)) }
     }
 }
 
@@ -44,7 +45,9 @@ extension SessionDelegate: LoadingTaskDelegate {
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         guard let request = request(for: task) else { return completionHandler(newRequest) }
-        tell(request, about: task) { $0.urlSession($1, task: $2, willPerformHTTPRedirection: response, newRequest: newRequest) }
+        tell(request, about: task, .taskWillPerformHTTPRedirection) {
+            $0.urlSession($1, task: $2, willPerformHTTPRedirection: response, newRequest: newRequest)
+        }
         guard let handler = request.redirectHandler ?? request.session.redirectHandler else { return completionHandler(newRequest) }
         handler.task(request.sessionTask(for: task), willBeRedirectedTo: newRequest, for: response) { completionHandler($0) }
     }
@@ -54,7 +57,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         completionHandler: @escaping @Sendable (LoadingChallenge.Disposition) -> Void
     ) {
         guard let request = request(for: task) else { return completionHandler(.performDefaultHandling) }
-        tell(request, about: task) { monitor, session, sessionTask in
+        tell(request, about: task, .taskDidReceiveChallenge) { monitor, session, sessionTask in
             let challenge = URLAuthenticationChallenge(
                 protectionSpace: challenge.protectionSpace, proposedCredential: nil, previousFailureCount: challenge.previousFailureCount,
                 failureResponse: challenge.failureResponse, error: nil, sender: ChallengeSender())
@@ -72,7 +75,9 @@ extension SessionDelegate: LoadingTaskDelegate {
     }
 
     package func loadingTaskNeedsNewBodyStream(_ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {
-        if let request = request(for: task) { tell(request, about: task) { $0.urlSession($1, taskNeedsNewBodyStream: $2) } }
+        if let request = request(for: task) {
+            tell(request, about: task, .taskNeedsNewBodyStream) { $0.urlSession($1, taskNeedsNewBodyStream: $2) }
+        }
         // The stream already read cannot be sent again: the task fails with `.requestBodyStreamExhausted`.
         completionHandler(nil)
     }
@@ -80,7 +85,7 @@ extension SessionDelegate: LoadingTaskDelegate {
     package func loadingTask(_ task: LoadingTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
     {
         guard let request = request(for: task) else { return }
-        tell(request, about: task) {
+        tell(request, about: task, .taskDidSendBodyData) {
             $0.urlSession(
                 $1, task: $2, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
                 totalBytesExpectedToSend: totalBytesExpectedToSend ?? NSURLSessionTransferSizeUnknown)
@@ -93,7 +98,7 @@ extension SessionDelegate: LoadingTaskDelegate {
     ) {
         guard let request = request(for: task) else { return }
         if request is DownloadRequest {
-            tell(request, about: task) { monitor, session, sessionTask in
+            tell(request, about: task, .downloadTaskDidWriteData) { monitor, session, sessionTask in
                 guard let downloadTask = sessionTask as? URLSessionDownloadTask else { return }
                 monitor.urlSession(
                     session, downloadTask: downloadTask, didWriteData: bytesReceived, totalBytesWritten: totalBytesReceived,
@@ -108,7 +113,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
     ) {
         guard let request = request(for: task) else { return completionHandler(.allow) }
-        tell(request, about: task) { monitor, session, sessionTask in
+        tell(request, about: task, .dataTaskDidReceiveResponse) { monitor, session, sessionTask in
             guard let dataTask = sessionTask as? URLSessionDataTask else { return }
             monitor.urlSession(session, dataTask: dataTask, didReceive: response.urlResponse)
         }
@@ -117,7 +122,7 @@ extension SessionDelegate: LoadingTaskDelegate {
 
     package func loadingTask(_ task: LoadingTask, didReceive data: Data) {
         guard let request = request(for: task) else { return }
-        tell(request, about: task) { monitor, session, sessionTask in
+        tell(request, about: task, .dataTaskDidReceiveData) { monitor, session, sessionTask in
             guard let dataTask = sessionTask as? URLSessionDataTask else { return }
             monitor.urlSession(session, dataTask: dataTask, didReceive: data)
         }
@@ -130,7 +135,7 @@ extension SessionDelegate: LoadingTaskDelegate {
 
     package func loadingTask(_ task: LoadingTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {
         guard let request = request(for: task) as? DownloadRequest else { return }
-        tell(request, about: task) { monitor, session, sessionTask in
+        tell(request, about: task, .downloadTaskDidResumeAtOffset) { monitor, session, sessionTask in
             guard let downloadTask = sessionTask as? URLSessionDownloadTask else { return }
             monitor.urlSession(session, downloadTask: downloadTask, didResumeAtOffset: fileOffset, expectedTotalBytes: expectedTotalBytes)
         }
@@ -139,7 +144,7 @@ extension SessionDelegate: LoadingTaskDelegate {
 
     package func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL) {
         guard let request = request(for: task) as? DownloadRequest else { return }
-        tell(request, about: task) { monitor, session, sessionTask in
+        tell(request, about: task, .downloadTaskDidFinishDownloading) { monitor, session, sessionTask in
             guard let downloadTask = sessionTask as? URLSessionDownloadTask else { return }
             monitor.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
         }
@@ -153,7 +158,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         guard let request = request(for: task), let dataTask = request.sessionTask(for: task) as? URLSessionDataTask else {
             return completionHandler(proposedResponse)
         }
-        tell(request, about: task) { monitor, session, _ in
+        tell(request, about: task, .dataTaskWillCacheResponse) { monitor, session, _ in
             monitor.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse)
         }
         guard let handler = request.cachedResponseHandler ?? request.session.cachedResponseHandler else {
@@ -164,13 +169,13 @@ extension SessionDelegate: LoadingTaskDelegate {
 
     package func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics) {
         guard let request = request(for: task) else { return }
-        tell(request, about: task) { $0.urlSession($1, task: $2, didFinishCollecting: metrics) }
+        tell(request, about: task, .taskDidFinishCollectingMetrics) { $0.urlSession($1, task: $2, didFinishCollecting: metrics) }
         request.didGatherMetrics(metrics)
     }
 
     package func loadingTask(_ task: LoadingTask, didCompleteWithError error: URLError?) {
         guard let request = request(for: task) else { return }
-        tell(request, about: task) { $0.urlSession($1, task: $2, didCompleteWithError: error) }
+        tell(request, about: task, .taskDidComplete) { $0.urlSession($1, task: $2, didCompleteWithError: error) }
         request.didCompleteTask(task, with: error)
     }
 }
