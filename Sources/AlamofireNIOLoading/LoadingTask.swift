@@ -309,9 +309,10 @@ package final class LoadingTask: Sendable {
         let continuing = resumption.flatMap { continueDownload(from: $0, on: &sent) }
         var transportRequest = session.transportRequest(for: sent, url: url, body: body)
         transportRequest.clientIdentity = clientIdentity
-        // Progress closures hold the task strongly, as the completion does: the transport drops them with
-        // the exchange. (A weak reference would give the task a side table, and every retain and release
-        // of it for the rest of its life the slow path.)
+        // Progress closures hold the task strongly, as the completion does; the exchange that keeps them
+        // is let go when the task completes (`complete` drops its cancel work and streamed response). A
+        // weak reference would give the task a side table, and every retain and release of it for the
+        // rest of its life the slow path.
         transportRequest.onUploadProgress = { sent, expected in self.didSendBody(totalBytesSent: sent, expected: expected) }
         // A download counts its progress as bytes written to its file (a continued one's include the
         // offset), as URLSession's `didWriteData` does; the transport may have read further ahead.

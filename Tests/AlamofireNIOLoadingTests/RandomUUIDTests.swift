@@ -31,6 +31,9 @@ import Testing
             withUnsafeBytes(of: first) { Array($0) }, withUnsafeBytes(of: second) { Array($0) }
         ).filter { $0 != $1 }.count
         #expect(differingBytes >= 8)
+        // Every bit of the first half is used: ids do not all start with 0 to 3.
+        let leadingBytes = Set((0..<64).map { _ in UUID.unique().uuid.0 >> 6 })
+        #expect(leadingBytes == [0, 1, 2, 3])
     }
 
     @Test func randomIdsAreVersionFourUUIDs() {

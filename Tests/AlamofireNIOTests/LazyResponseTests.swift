@@ -86,6 +86,7 @@ import FoundationNetworking
             #expect(try await withTimeout { await statuses.first { _ in true } } == 418)
         }
     }
+
     @Test func aMonitorIsOnlySentTheEventsItImplements() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let configuration = URLSessionConfiguration.af.default

@@ -27,6 +27,24 @@ public final class CompositeEventMonitor: EventMonitor {
         self.others = monitors.filter { !($0 is AlamofireNotifications) }.map(EventDelivery.init)
     }
 
+    private init(queue: DispatchQueue, monitors: [any EventMonitor], notifications: [AlamofireNotifications], others: [EventDelivery]) {
+        self.queue = queue
+        self.monitors = monitors
+        self.notifications = notifications
+        self.others = others
+    }
+
+    /// A composite that also calls `monitor`, after these. The monitors it shares with this one keep
+    /// their deliveries, so their events stay in the order they were raised, whichever of the two
+    /// composites raised them.
+    func adding(_ monitor: any EventMonitor) -> CompositeEventMonitor {
+        guard let added = monitor as? AlamofireNotifications else {
+            return CompositeEventMonitor(
+                queue: queue, monitors: monitors + [monitor], notifications: notifications, others: others + [EventDelivery(monitor)])
+        }
+        return CompositeEventMonitor(queue: queue, monitors: monitors + [monitor], notifications: notifications + [added], others: others)
+    }
+
     /// Whether any monitor would hear `event`s that post no notification.
     var isEmpty: Bool { others.isEmpty }
 
@@ -292,11 +310,14 @@ private final class EventDelivery: Sendable {
 
     let monitor: any EventMonitor
     private let waiting = Mutex<(events: [Event], dispatched: Bool)>(([], false))
-    /// The events the monitor's type leaves to the empty defaults, as last read (``MonitorEvent``).
+    /// The events the monitor's type leaves to the empty defaults, as last read (``MonitorEvent``), and
+    /// ``DefaultedMonitorEvents/generation`` when they were read.
     private let defaulted: Atomic<UInt64>
+    private let defaultedGeneration: Atomic<UInt64>
 
     init(_ monitor: any EventMonitor) {
         self.monitor = monitor
+        self.defaultedGeneration = Atomic(DefaultedMonitorEvents.generation)
         self.defaulted = Atomic(DefaultedMonitorEvents.events(of: monitor))
     }
 
@@ -323,7 +344,11 @@ private final class EventDelivery: Sendable {
         }
         for event in events { event(monitor) }
         // The defaults these events ran have recorded themselves.
-        defaulted.store(DefaultedMonitorEvents.events(of: monitor), ordering: .relaxed)
+        let generation = DefaultedMonitorEvents.generation
+        if generation != defaultedGeneration.load(ordering: .relaxed) {
+            defaultedGeneration.store(generation, ordering: .relaxed)
+            defaulted.store(DefaultedMonitorEvents.events(of: monitor), ordering: .relaxed)
+        }
         let more = waiting.withLock { waiting in
             waiting.dispatched = !waiting.events.isEmpty
             return waiting.dispatched

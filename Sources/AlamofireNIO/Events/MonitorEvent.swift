@@ -56,7 +56,7 @@ enum MonitorEvent: UInt8, CaseIterable {
     case downloadRequestDidParseURL
     case downloadRequestDidParseResponse
 
-    /// The event's bit in a set of events.
+    /// The event's bit in a set of events (there are fewer than 64).
     var bit: UInt64 { 1 << UInt64(rawValue) }
 }
 
@@ -65,10 +65,21 @@ enum MonitorEvent: UInt8, CaseIterable {
 /// run, every later call would run it too.
 enum DefaultedMonitorEvents {
     private static let byType = Mutex<[ObjectIdentifier: UInt64]>([:])
+    /// Counts the events learned, so that a reader can tell, without the lock, that nothing changed.
+    private static let learned = Atomic<UInt64>(0)
+
+    /// How many events have been learned so far, for any type: when it has not moved since a monitor's
+    /// events were last read, they have not changed.
+    static var generation: UInt64 { learned.load(ordering: .acquiring) }
 
     /// Records that monitors of `type` leave `event` to the default.
     static func record(_ event: MonitorEvent, for type: any EventMonitor.Type) {
-        byType.withLock { $0[ObjectIdentifier(type), default: 0] |= event.bit }
+        byType.withLock { byType in
+            let known = byType[ObjectIdentifier(type), default: 0]
+            guard known & event.bit == 0 else { return }
+            byType[ObjectIdentifier(type)] = known | event.bit
+            learned.add(1, ordering: .releasing)
+        }
     }
 
     /// The events, as bits, that monitors of `monitor`'s type are known to leave to the defaults.

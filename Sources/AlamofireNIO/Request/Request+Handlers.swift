@@ -218,9 +218,8 @@ extension Request {
     @discardableResult
     public func eventMonitor(_ eventMonitor: any EventMonitor) -> Self {
         mutableState.withLock { state in
-            let existing = state.eventMonitor
-            state.eventMonitor = CompositeEventMonitor(
-                queue: existing?.queue ?? underlyingQueue, monitors: (existing?.monitors ?? []) + [eventMonitor])
+            state.eventMonitor =
+                state.eventMonitor?.adding(eventMonitor) ?? CompositeEventMonitor(queue: underlyingQueue, monitors: [eventMonitor])
         }
         return self
     }
