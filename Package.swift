@@ -110,6 +110,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Starts the tests' helper programs without Foundation's `Process` (see ChildProcess.swift).
+        .target(name: "ChildProcess", swiftSettings: swiftSettings),
         // Moves one large body through the transport and reports its own peak memory, for the tests.
         .executableTarget(
             name: "transport-probe",
@@ -122,7 +124,7 @@ let package = Package(
         // Session and reports its own memory, for the tests.
         .executableTarget(
             name: "alamofire-probe",
-            dependencies: ["AlamofireNIO", "HTTPBinServer"],
+            dependencies: ["AlamofireNIO", "HTTPBinServer", "ChildProcess"],
             swiftSettings: swiftSettings
         ),
         // The tour of Alamofire's usage guide against the bundled server: the README's main command.
@@ -138,7 +140,9 @@ let package = Package(
         ),
         .testTarget(
             name: "AlamofireNIOTests",
-            dependencies: ["AlamofireNIO", "alamofire-probe", "HTTPBinServer", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "AlamofireNIO", "alamofire-probe", "HTTPBinServer", "ChildProcess", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -152,6 +156,7 @@ let package = Package(
                 "AlamofireNIOTransport",
                 "transport-probe",
                 "HTTPBinServer",
+                "ChildProcess",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -171,6 +176,7 @@ let package = Package(
                 "HTTPBinServer",
                 "httpbin-server",
                 "CZlib",
+                "ChildProcess",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

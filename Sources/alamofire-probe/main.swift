@@ -1,4 +1,5 @@
 import AlamofireNIO
+import ChildProcess
 import Foundation
 import HTTPBinServer
 
@@ -82,11 +83,7 @@ func reachability() async throws -> String {
     var iterator = heard.stream.makeAsyncIterator()
     var statuses: [String] = []
     func ip(_ arguments: String...) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
+        try ChildProcess("/usr/sbin/ip", arguments, mergingErrors: false).waitUntilExit()
     }
     // A listener that never hears the change ends the probe, instead of hanging it.
     DispatchQueue.global().asyncAfter(deadline: .now() + 20) { heard.continuation.finish() }

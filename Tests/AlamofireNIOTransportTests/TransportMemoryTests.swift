@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import HTTPBinServer
 import Testing
@@ -11,18 +12,12 @@ import Testing
 
     /// Runs the probe and returns its `key=value` report.
     func probe(_ arguments: String...) async throws -> [String: String] {
-        let process = Process()
         let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        process.executableURL = directory.appendingPathComponent("transport-probe")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let process = try ChildProcess(directory.appendingPathComponent("transport-probe").path, arguments, mergingErrors: false)
         let data = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: output.fileHandleForReading.readDataToEndOfFile()) }
+            DispatchQueue.global().async { continuation.resume(returning: process.output.readDataToEndOfFile()) }
         }
-        process.waitUntilExit()
-        var report: [String: String] = ["exit": String(process.terminationStatus)]
+        var report: [String: String] = ["exit": String(process.waitUntilExit().status)]
         for field in String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }) {
             let pair = field.split(separator: "=", maxSplits: 1)
             if pair.count == 2 { report[String(pair[0])] = String(pair[1]) }

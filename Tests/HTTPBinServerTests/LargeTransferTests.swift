@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import HTTPBinServer
 import NIOHTTP1
@@ -6,28 +7,26 @@ import Testing
 /// Runs the `httpbin-server` executable in a process of its own, so its memory can be measured
 /// apart from the test process.
 final class ServerProcess {
-    let process = Process()
+    let process: ChildProcess
     let baseURL: URL
 
     init() async throws {
         // The test bundle and the executable are built into the same directory.
         let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        process.executableURL = directory.appendingPathComponent("httpbin-server")
-        process.arguments = ["--port", "0"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let process = try ChildProcess(directory.appendingPathComponent("httpbin-server").path, ["--port", "0"], mergingErrors: false)
+        self.process = process
         let line = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 var bytes: [UInt8] = []
-                while let byte = try? output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
+                while let byte = try? process.output.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
                     bytes.append(byte)
                 }
                 continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
             }
         }
         guard line.hasPrefix("http "), let url = URL(string: String(line.dropFirst(5))) else {
-            process.terminate()
+            process.signal(SIGTERM)
+            process.waitUntilExit()
             throw TestClientError.unexpectedPart("server printed \(line)")
         }
         baseURL = url
@@ -41,7 +40,7 @@ final class ServerProcess {
     }
 
     func stop() {
-        process.terminate()
+        process.signal(SIGTERM)
         process.waitUntilExit()
     }
 }

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Glibc
 import HTTPBinServer
@@ -33,11 +34,11 @@ final class OCSPResponder: Sendable {
     /// What openssl has written so far, standard output and error together (a line per request received).
     var output: String { log.text }
 
-    private let process: Process
+    private let process: ChildProcess
     private let directory: URL
     private let log: ProcessLog
 
-    private init(port: Int, process: Process, directory: URL, log: ProcessLog) {
+    private init(port: Int, process: ChildProcess, directory: URL, log: ProcessLog) {
         self.port = port
         self.process = process
         self.directory = directory
@@ -74,7 +75,7 @@ final class OCSPResponder: Sendable {
     /// Ends openssl (the process this responder started), waits for it to exit and removes its files.
     func stop() {
         // `openssl ocsp` only notes SIGTERM and acts on it after its next request, so it is killed.
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.signal(SIGKILL)
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
@@ -135,30 +136,26 @@ final class OCSPResponder: Sendable {
     /// Runs `openssl ocsp` on the files in `directory` and waits until it accepts connections.
     private static func launch(in directory: URL, port: Int) throws -> OCSPResponder {
         func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: opensslPath)
-        process.arguments = [
-            "ocsp", "-index", file("index.txt"), "-CA", file("ca.pem"), "-rsigner", file("ca.pem"), "-rkey", file("ca.key"),
-            "-port", String(port), "-ndays", "1",
-        ]
-        let output = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let log = ProcessLog(reading: output.fileHandleForReading)
+        let process = try ChildProcess(
+            opensslPath,
+            [
+                "ocsp", "-index", file("index.txt"), "-CA", file("ca.pem"), "-rsigner", file("ca.pem"), "-rkey", file("ca.key"),
+                "-port", String(port), "-ndays", "1",
+            ])
+        let log = ProcessLog(reading: process.output)
 
         let listening = log.wait(for: "waiting for OCSP client connections", timeout: startTimeout)
         // openssl prints `ACCEPT [::]:<port> PID=<pid>` once bound, before the line awaited above.
         let boundPort = port != 0 ? port : acceptedPort(in: log.text)
         guard listening, let boundPort else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            let exited = !process.isRunning
+            process.signal(SIGKILL)
+            let termination = process.waitUntilExit()
             let reason =
                 if listening {
                     "did not say which port it bound"
-                } else if process.terminationReason == .exit {
-                    "exited with status \(process.terminationStatus)"
+                } else if exited, case .exited(let status) = termination {
+                    "exited with status \(status)"
                 } else {
                     "was not listening within \(Int(startTimeout)) s"
                 }

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 
 /// `alamofire-probe`, built beside the tests.
@@ -11,17 +12,10 @@ func runProgram(
 ) async throws -> (
     status: Int32, output: String
 ) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    if mergingErrors { process.standardError = output }
-    try process.run()
-    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(limit)) { if process.isRunning { process.terminate() } }
+    let process = try ChildProcess(path, arguments, mergingErrors: mergingErrors)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(limit)) { process.signal(SIGTERM) }
     let data = await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: output.fileHandleForReading.readDataToEndOfFile()) }
+        DispatchQueue.global().async { continuation.resume(returning: process.output.readDataToEndOfFile()) }
     }
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    return (process.waitUntilExit().status, String(decoding: data, as: UTF8.self))
 }

@@ -1,0 +1,51 @@
+import ChildProcess
+import Foundation
+import Testing
+
+/// The tests' program runner: output, exit status, signals, and no inherited descriptors.
+@Suite struct ChildProcessTests {
+    /// Runs `script` with `/bin/sh` and returns its output and how it ended.
+    private func shell(_ script: String, mergingErrors: Bool = true) throws -> (output: String, termination: ChildProcess.Termination) {
+        let process = try ChildProcess("/bin/sh", ["-c", script], mergingErrors: mergingErrors)
+        let output = process.output.readDataToEndOfFile()
+        return (String(decoding: output, as: UTF8.self), process.waitUntilExit())
+    }
+
+    @Test func outputAndExitStatus() throws {
+        let merged = try shell("echo out; echo err >&2; exit 3")
+        #expect(merged.output == "out\nerr\n")
+        #expect(merged.termination == .exited(3))
+        #expect(merged.termination.status == 3)
+        let apart = try shell("echo out; exit 0", mergingErrors: false)
+        #expect(apart.output == "out\n")
+        #expect(apart.termination == .exited(0))
+    }
+
+    @Test func aSignalEndsItAndEveryWaitAgrees() throws {
+        let process = try ChildProcess("/bin/sleep", ["30"])
+        #expect(process.isRunning)
+        process.signal(SIGKILL)
+        #expect(process.waitUntilExit() == .signalled(SIGKILL))
+        #expect(process.waitUntilExit() == .signalled(SIGKILL))
+        #expect(!process.isRunning)
+        // Signalling a program already waited for does nothing.
+        process.signal(SIGKILL)
+    }
+
+    @Test func theProgramInheritsNoOtherDescriptor() throws {
+        // A descriptor open in this process without close-on-exec.
+        let descriptor = open("/dev/null", O_RDONLY)
+        #expect(descriptor > 3)
+        defer { close(descriptor) }
+        let listed = try shell("ls /proc/self/fd")
+        let descriptors = Set(listed.output.split(separator: "\n").compactMap { Int32($0) })
+        // Standard input, output and error, and the descriptor `ls` reads the directory through.
+        #expect(descriptors.isSubset(of: [0, 1, 2, 3]))
+        #expect(!descriptors.contains(descriptor))
+        #expect(listed.termination == .exited(0))
+    }
+
+    @Test func aMissingProgramThrows() {
+        #expect(throws: ChildProcess.SpawnError.self) { try ChildProcess("/nonexistent/program", []) }
+    }
+}
