@@ -55,6 +55,8 @@ struct ConnectionFactory: Sendable {
     private let identityContexts = NIOLockedValueBox<[TransportClientIdentity: NIOSSLContext]>([:])
     let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
     let logger: Logger
+    /// The largest socket read: a large body arrives in chunks of up to this size.
+    static let largestRead = 256 * 1024
 
     init(
         eventLoopGroup: any EventLoopGroup, tls: TransportTLSConfiguration, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?,
@@ -167,6 +169,12 @@ struct ConnectionFactory: Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             // Room for two file-body chunks: the next one is read from disk while the last drains.
             .channelOption(.writeBufferWaterMark, value: .init(low: FileBody.chunkSize, high: 2 * FileBody.chunkSize + 1))
+            // Reads grow past NIO's 64 KiB while they fill their buffer, so a large body crosses to its
+            // consumer in fewer, larger chunks (each a hand-over to another thread); small responses keep
+            // small buffers.
+            .channelOption(
+                .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: Self.largestRead)
+            )
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let sslContext, let anchors else {
