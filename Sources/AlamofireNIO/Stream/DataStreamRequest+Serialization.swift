@@ -115,17 +115,27 @@ extension DataStreamRequest {
     /// ``automaticallyCancelOnStreamError``; `Data` is passed as it is, with no hop), then
     /// delivered on `queue` with the receipt the consumer reports on. Once the request has finished and
     /// every chunk has been delivered, `complete` gets the completion on `queue`.
+    ///
+    /// With no `queue` (only for `Data` passed as it is to a consumer of AlamofireNIO's own that may run
+    /// anywhere, such as an async stream's feed) each chunk is delivered at once, on the thread that
+    /// received it: one hand-over between threads fewer per chunk. Chunks stay in order (one task
+    /// receives them), and the completion still waits until every chunk has been delivered.
     func appendStream<Success: Sendable, Failure: Error>(
-        on queue: DispatchQueue, serializing serialize: @escaping @Sendable (Data) -> Result<Success, Failure>,
+        on queue: DispatchQueue?, serializing serialize: @escaping @Sendable (Data) -> Result<Success, Failure>,
         onSerializationQueue: Bool = true,
         deliver: @escaping @Sendable (Stream<Success, Failure>, ChunkReceipt) -> Void,
         complete: @escaping @Sendable (Stream<Success, Failure>) -> Void
     ) {
+        precondition(queue != nil || !onSerializationQueue, "a serialized stream is delivered on a queue")
         let parser: @Sendable (Data) -> Void = { [unowned self] data in
             let request = self
             let receipt = ChunkReceipt(request: request, bytes: data.count)
-            guard onSerializationQueue else {
-                return queue.async { deliver(Stream(event: .stream(serialize(data)), token: CancellationToken(request)), receipt) }
+            guard let queue, onSerializationQueue else {
+                let delivery: @Sendable () -> Void = {
+                    deliver(Stream(event: .stream(serialize(data)), token: CancellationToken(request)), receipt)
+                }
+                guard let queue else { return delivery() }
+                return queue.async(execute: delivery)
             }
             request.serializationQueue.async {
                 let result = serialize(data)
@@ -148,17 +158,18 @@ extension DataStreamRequest {
     /// Adds the serializer that, once the request has finished, delivers the completion on `queue`
     /// after every chunk already handed to the stream handlers has been handled.
     private func appendStreamCompletion<Success, Failure>(
-        on queue: DispatchQueue, complete: @escaping @Sendable (Stream<Success, Failure>) -> Void
+        on queue: DispatchQueue?, complete: @escaping @Sendable (Stream<Success, Failure>) -> Void
     ) {
         appendResponseSerializer {
             self.responseSerializerDidComplete {
                 let enqueue: @Sendable () -> Void = {
-                    queue.async {
+                    let completing: @Sendable () -> Void = {
                         let outcome = self.outcome
                         let completion = Completion(
                             request: outcome.request, response: outcome.response, metrics: outcome.metrics, error: outcome.error)
                         complete(Stream(event: .complete(completion), token: CancellationToken(self)))
                     }
+                    if let queue { queue.async(execute: completing) } else { completing() }
                 }
                 let now = self.streamState.withLock { state in
                     if state.numberOfExecutingStreams == 0 { return true }

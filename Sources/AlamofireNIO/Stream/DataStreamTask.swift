@@ -36,9 +36,9 @@ public struct DataStreamTask: Sendable {
         automaticallyCancelling shouldAutomaticallyCancel: Bool = true, bufferingPolicy: Stream<Data, Never>.BufferingPolicy = .unbounded
     ) -> Stream<Data, Never> {
         createStream(automaticallyCancelling: shouldAutomaticallyCancel, bufferingPolicy: bufferingPolicy) { request, feed in
+            // The feed may be given chunks from any thread: each is yielded as it arrives.
             request.appendStream(
-                on: request.underlyingQueue, serializing: { .success($0) }, onSerializationQueue: false, deliver: feed.yield,
-                complete: feed.finish)
+                on: nil, serializing: { .success($0) }, onSerializationQueue: false, deliver: feed.yield, complete: feed.finish)
         }
     }
 
