@@ -13,7 +13,12 @@ import Glibc
 /// each `/proc/self/fd` entry's whole `d_name` out of `readdir`'s buffer, which reads past the end
 /// of the last, shorter entry, and crashes when that crosses into an unmapped page (seen in the
 /// test suite as a bad read in `memcpy` under `Process.run()`). Here the child closes every
-/// descriptor above 2 with glibc's `posix_spawn_file_actions_addclosefrom_np`.
+/// descriptor above 2 with glibc's `posix_spawn_file_actions_addclosefrom_np`, starts with no
+/// signal blocked (Dispatch's threads block most of them, and a child would inherit that, so
+/// SIGTERM would not end it) and in a process group of its own, as with `Process`.
+///
+/// The program is reaped only under the lock that ``signal(_:)`` takes, so a signal never reaches
+/// another process that was given the same id after this one ended.
 public final class ChildProcess: Sendable {
     /// How a program ended.
     public enum Termination: Equatable, Sendable {
@@ -38,18 +43,19 @@ public final class ChildProcess: Sendable {
     public let processIdentifier: pid_t
     /// The read end of the pipe the program writes to.
     public let output: FileHandle
+    /// How the program ended, once reaped: set only while holding the lock, as `signal` checks it.
     private let termination = Mutex<Termination?>(nil)
-    private let waiting = Mutex(())
 
     /// Starts `executable` with `arguments`.
     /// - Parameter mergingErrors: whether standard error goes to ``output`` too; else it is this
     ///   process's own.
     public init(_ executable: String, _ arguments: [String], mergingErrors: Bool = true) throws {
+        guard let pipe2 = Glibc2.pipe2, let closeFrom = Glibc2.closeFrom else {
+            throw SpawnError(description: "glibc 2.34 or later is needed (pipe2, posix_spawn_file_actions_addclosefrom_np)")
+        }
         var pipe: [Int32] = [0, 0]
-        guard Glibc.pipe(&pipe) == 0 else { throw SpawnError(description: "pipe: errno \(errno)") }
-        // Not inherited by programs started later (`pipe2` is not imported): the child gets the write
-        // end as its standard output only.
-        for descriptor in pipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        // Close-on-exec from the start: a program another thread starts meanwhile inherits neither end.
+        guard pipe2(&pipe, O_CLOEXEC) == 0 else { throw SpawnError(description: "pipe2: errno \(errno)") }
         defer { close(pipe[1]) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -57,11 +63,26 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
         if mergingErrors { posix_spawn_file_actions_adddup2(&actions, pipe[1], 2) }
-        _ = Self.closeFrom?(&actions, 3)
+        guard closeFrom(&actions, 3) == 0 else {
+            close(pipe[0])
+            throw SpawnError(description: "posix_spawn_file_actions_addclosefrom_np failed")
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaulted = sigset_t()
+        sigemptyset(&defaulted)
+        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD] { sigaddset(&defaulted, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaulted)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard result == 0 else {
             close(pipe[0])
             throw SpawnError(description: "posix_spawn \(executable): errno \(result)")
@@ -70,26 +91,17 @@ public final class ChildProcess: Sendable {
         output = FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true)
     }
 
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
-    /// module does not declare; without it the descriptors the parent opened with close-on-exec
-    /// are still closed, the others inherited.
-    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(
-            symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
-
-    /// Sends `signal` to the program, unless it has already been waited for.
+    /// Sends `signal` to the program, unless it has already been reaped.
     public func signal(_ signal: Int32) {
         termination.withLock { termination in
             if termination == nil { _ = kill(processIdentifier, signal) }
         }
     }
 
-    /// Whether the program is still running (one that has ended is waited for).
+    /// Whether the program is still running (one that has ended is reaped).
     public var isRunning: Bool {
         termination.withLock { termination in
-            if termination == nil { termination = Self.reap(processIdentifier, blocking: false) }
+            if termination == nil { termination = Self.reap(processIdentifier) }
             return termination == nil
         }
     }
@@ -97,29 +109,41 @@ public final class ChildProcess: Sendable {
     /// Waits for the program to end; every call returns the same answer.
     @discardableResult
     public func waitUntilExit() -> Termination {
-        // One waiter at a time: a second `waitpid` on the same child would find it already gone.
-        waiting.withLock { _ in
-            if let ended = termination.withLock({ $0 }) { return ended }
-            let ended = Self.reap(processIdentifier, blocking: true)
-            return termination.withLock { termination in
-                // Nil: `isRunning` reaped it meanwhile and stored how it ended.
-                if termination == nil { termination = ended ?? .exited(-1) }
-                return termination ?? .exited(-1)
-            }
+        if let ended = termination.withLock({ $0 }) { return ended }
+        // Waits for the end without reaping (WNOWAIT), so the id stays this program's until it is
+        // reaped under the lock.
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOWAIT) == -1, errno == EINTR {}
+        return termination.withLock { termination in
+            if termination == nil { termination = Self.reap(processIdentifier) }
+            return termination ?? .exited(-1)
         }
     }
 
-    /// How `pid` ended; nil while it runs (unless `blocking`, which waits for it), or when it was
-    /// already waited for.
-    private static func reap(_ pid: pid_t, blocking: Bool) -> Termination? {
+    /// How `pid` ended, reaping it; nil while it runs.
+    private static func reap(_ pid: pid_t) -> Termination? {
         var status: Int32 = 0
         while true {
-            let result = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+            let result = waitpid(pid, &status, WNOHANG)
             if result == -1, errno == EINTR { continue }
             guard result == pid else { return nil }
             // WIFEXITED and its kin are macros Swift does not import: the same bits, spelled out.
             let signal = status & 0x7f
             return signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
         }
+    }
+}
+
+/// glibc functions Swift's Glibc module does not declare (they are GNU extensions), looked up once.
+private enum Glibc2 {
+    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+
+    /// `posix_spawn_file_actions_addclosefrom_np`, glibc 2.34 and later.
+    static let closeFrom: CloseFrom? = function("posix_spawn_file_actions_addclosefrom_np")
+    static let pipe2: Pipe2? = function("pipe2")
+
+    private static func function<Function>(_ name: String) -> Function? {
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), name).map { unsafeBitCast($0, to: Function.self) }
     }
 }

@@ -32,6 +32,18 @@ import Testing
         process.signal(SIGKILL)
     }
 
+    @Test func sigtermEndsAProgramStartedFromATask() async throws {
+        // Dispatch's threads, where tasks run, block SIGTERM; the program must not inherit that.
+        let process = try ChildProcess("/bin/sleep", ["30"])
+        process.signal(SIGTERM)
+        // Killed after 10 s if SIGTERM did not end it: the test then fails instead of waiting.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { process.signal(SIGKILL) }
+        let ended = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: process.waitUntilExit()) }
+        }
+        #expect(ended == .signalled(SIGTERM))
+    }
+
     @Test func theProgramInheritsNoOtherDescriptor() throws {
         // A descriptor open in this process without close-on-exec.
         let descriptor = open("/dev/null", O_RDONLY)

@@ -166,24 +166,21 @@ import FoundationNetworking
 
     @Test func asyncStreamsOfDataStringsAndDecodables() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            // Chunks are yielded on the thread that reads them: they stay in order, and the completion comes last.
+            // Chunks are yielded on the thread that reads them. Out of order, or after the completion
+            // (which finishes the stream, so a later chunk would be dropped), the data would differ.
             let url = server.url("/stream-bytes/2000000?seed=5")
             let expected = try await Session().request(url).serializingData().value
             let data = try await withTimeout {
                 var data = Data()
                 var completions = 0
-                var chunksAfterCompletion = 0
                 for await stream in Session().streamRequest(url).streamTask().streamingData() {
-                    if let chunk = stream.value {
-                        data.append(chunk)
-                        if completions > 0 { chunksAfterCompletion += 1 }
-                    }
+                    if let chunk = stream.value { data.append(chunk) }
                     if stream.completion != nil { completions += 1 }
                 }
-                return (data, completions, chunksAfterCompletion)
+                return (data, completions)
             }
             #expect(expected.count == 2_000_000)
-            #expect(data.0 == expected && data.1 == 1 && data.2 == 0)
+            #expect(data.0 == expected && data.1 == 1)
             let lines = try await withTimeout {
                 var values: [Line] = []
                 for await stream in Session().streamRequest(server.url("/stream/1")).streamTask().streamingDecodables(Line.self) {
