@@ -171,10 +171,13 @@ struct ConnectionFactory: Sendable {
             .channelOption(.writeBufferWaterMark, value: .init(low: FileBody.chunkSize, high: 2 * FileBody.chunkSize + 1))
             // Reads grow past NIO's 64 KiB while they fill their buffer, so a large body crosses to its
             // consumer in fewer, larger chunks (each a hand-over to another thread); small responses keep
-            // small buffers.
+            // small buffers. One read per cycle instead of NIO's four keeps what a cycle can hold, what a
+            // channel's buffer pool keeps and what TLS or a decompressor hands on at once as they were
+            // (4 x 64 KiB).
             .channelOption(
                 .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: Self.largestRead)
             )
+            .channelOption(.maxMessagesPerRead, value: 1)
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let sslContext, let anchors else {
