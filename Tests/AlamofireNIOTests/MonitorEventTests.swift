@@ -42,7 +42,7 @@ import FoundationNetworking
             )
             let challenge = URLAuthenticationChallenge(
                 protectionSpace: space, proposedCredential: nil, previousFailureCount: 0, failureResponse: nil, error: nil,
-                sender: IgnoringChallengeSender())
+                sender: ChallengeSender())
             let cached = CachedURLResponse(response: httpResponse, data: Data())
             let valid = Request.ValidationResult.success(())
             let events: [(MonitorEvent, (CompositeEventMonitor) -> Void)] = [
@@ -191,13 +191,4 @@ private final class GatedMonitor: EventMonitor, Sendable {
     }
     func requestDidSuspend(_ request: Request) { events.withLock { $0.append("suspend") } }
     func requestDidCancel(_ request: Request) { events.withLock { $0.append("cancel") } }
-}
-
-/// A challenge sender whose answers do nothing.
-private final class IgnoringChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
-    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {}
-    func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {}
-    func cancel(_ challenge: URLAuthenticationChallenge) {}
-    func performDefaultHandling(for challenge: URLAuthenticationChallenge) {}
-    func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {}
 }

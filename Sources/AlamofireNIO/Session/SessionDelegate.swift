@@ -182,7 +182,7 @@ extension SessionDelegate: LoadingTaskDelegate {
 
 /// The sender of the `URLAuthenticationChallenge`s handed to event monitors: they only observe, so
 /// its answers do nothing (the loading layer has the request's own answer).
-private final class ChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
+final class ChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
     func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {}
     func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {}
     func cancel(_ challenge: URLAuthenticationChallenge) {}
