@@ -17,7 +17,7 @@ extension DataStreamRequest {
     @discardableResult
     public func responseStream(on queue: DispatchQueue = .main, stream: @escaping Handler<Data, Never>) -> Self {
         appendStream(
-            on: queue, serializing: { .success($0) }, onSerializationQueue: false, deliver: callingHandler(stream),
+            .unserialized(on: queue), serializing: { .success($0) }, deliver: callingHandler(stream),
             complete: completingHandler(stream))
         return self
     }
@@ -34,7 +34,7 @@ extension DataStreamRequest {
         using serializer: Serializer, on queue: DispatchQueue = .main, stream: @escaping Handler<Serializer.SerializedObject, AFError>
     ) -> Self where Serializer.SerializedObject: Sendable {
         appendStream(
-            on: queue, serializing: Self.serializing(with: serializer), deliver: callingHandler(stream),
+            .serialized(on: queue), serializing: Self.serializing(with: serializer), deliver: callingHandler(stream),
             complete: completingHandler(stream))
         return self
     }
@@ -48,7 +48,7 @@ extension DataStreamRequest {
     @discardableResult
     public func responseStreamString(on queue: DispatchQueue = .main, stream: @escaping Handler<String, Never>) -> Self {
         appendStream(
-            on: queue, serializing: { .success(String(decoding: $0, as: UTF8.self)) }, deliver: callingHandler(stream),
+            .serialized(on: queue), serializing: { .success(String(decoding: $0, as: UTF8.self)) }, deliver: callingHandler(stream),
             complete: completingHandler(stream))
         return self
     }
@@ -110,49 +110,64 @@ extension DataStreamRequest {
         { stream in try? handler(stream) }
     }
 
-    /// Adds a consumer of the stream: each chunk is serialized (on the serialization queue, where
-    /// the monitors hear of each result and a failure cancels the request when
-    /// ``automaticallyCancelOnStreamError``; `Data` is passed as it is, with no hop), then
-    /// delivered on `queue` with the receipt the consumer reports on. Once the request has finished and
-    /// every chunk has been delivered, `complete` gets the completion on `queue`.
-    ///
-    /// With no `queue` (only for `Data` passed as it is to a consumer of AlamofireNIO's own that may run
-    /// anywhere, such as an async stream's feed) each chunk is delivered at once, on the thread that
-    /// received it: one hand-over between threads fewer per chunk. Chunks stay in order (one task
-    /// receives them), and the completion still waits until every chunk has been delivered.
+    /// How a consumer's chunks reach it.
+    enum StreamDelivery {
+        /// Serialized on the serialization queue, where the monitors hear of each result and a failure
+        /// cancels the request when ``automaticallyCancelOnStreamError``, then delivered on the queue.
+        case serialized(on: DispatchQueue)
+        /// Passed as they are, with no hop, and delivered on the queue.
+        case unserialized(on: DispatchQueue)
+        /// Passed as they are and delivered at once on the thread that received them: one hand-over
+        /// between threads fewer per chunk, for a consumer of AlamofireNIO's own that may run anywhere
+        /// (an async stream's feed). Chunks stay in order, as one task receives them.
+        case whereReceived
+
+        /// Where chunks and the completion are delivered; nil where they were received.
+        var queue: DispatchQueue? {
+            switch self {
+            case .serialized(let queue), .unserialized(let queue): queue
+            case .whereReceived: nil
+            }
+        }
+    }
+
+    /// Adds a consumer of the stream: each chunk is serialized and delivered as `delivery` says, with
+    /// the receipt the consumer reports on. Once the request has finished and every chunk has been
+    /// delivered, `complete` gets the completion, on the delivery's queue.
     func appendStream<Success: Sendable, Failure: Error>(
-        on queue: DispatchQueue?, serializing serialize: @escaping @Sendable (Data) -> Result<Success, Failure>,
-        onSerializationQueue: Bool = true,
+        _ delivery: StreamDelivery, serializing serialize: @escaping @Sendable (Data) -> Result<Success, Failure>,
         deliver: @escaping @Sendable (Stream<Success, Failure>, ChunkReceipt) -> Void,
         complete: @escaping @Sendable (Stream<Success, Failure>) -> Void
     ) {
-        precondition(queue != nil || !onSerializationQueue, "a serialized stream is delivered on a queue")
         let parser: @Sendable (Data) -> Void = { [unowned self] data in
             let request = self
             let receipt = ChunkReceipt(request: request, bytes: data.count)
-            guard let queue, onSerializationQueue else {
-                let delivery: @Sendable () -> Void = {
-                    deliver(Stream(event: .stream(serialize(data)), token: CancellationToken(request)), receipt)
-                }
-                guard let queue else { return delivery() }
-                return queue.async(execute: delivery)
+            let deliverAsIs: @Sendable () -> Void = {
+                deliver(Stream(event: .stream(serialize(data)), token: CancellationToken(request)), receipt)
             }
-            request.serializationQueue.async {
-                let result = serialize(data)
-                request.underlyingQueue.async {
-                    if let monitor = request.monitor() {
-                        let reported = result.mapError {
-                            $0.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: $0)))
+            switch delivery {
+            case .whereReceived:
+                deliverAsIs()
+            case .unserialized(let queue):
+                queue.async(execute: deliverAsIs)
+            case .serialized(let queue):
+                request.serializationQueue.async {
+                    let result = serialize(data)
+                    request.underlyingQueue.async {
+                        if let monitor = request.monitor() {
+                            let reported = result.mapError {
+                                $0.asAFError(or: .responseSerializationFailed(reason: .customSerializationFailed(error: $0)))
+                            }
+                            monitor.request(request, didParseStream: reported)
                         }
-                        monitor.request(request, didParseStream: reported)
+                        if case .failure = result, request.automaticallyCancelOnStreamError { request.cancel() }
+                        queue.async { deliver(Stream(event: .stream(result), token: CancellationToken(request)), receipt) }
                     }
-                    if case .failure = result, request.automaticallyCancelOnStreamError { request.cancel() }
-                    queue.async { deliver(Stream(event: .stream(result), token: CancellationToken(request)), receipt) }
                 }
             }
         }
         streamState.withLock { $0.streams.append(parser) }
-        appendStreamCompletion(on: queue, complete: complete)
+        appendStreamCompletion(on: delivery.queue, complete: complete)
     }
 
     /// Adds the serializer that, once the request has finished, delivers the completion on `queue`

@@ -38,7 +38,7 @@ public struct DataStreamTask: Sendable {
         createStream(automaticallyCancelling: shouldAutomaticallyCancel, bufferingPolicy: bufferingPolicy) { request, feed in
             // The feed may be given chunks from any thread: each is yielded as it arrives.
             request.appendStream(
-                on: nil, serializing: { .success($0) }, onSerializationQueue: false, deliver: feed.yield, complete: feed.finish)
+                .whereReceived, serializing: { .success($0) }, deliver: feed.yield, complete: feed.finish)
         }
     }
 
@@ -54,7 +54,8 @@ public struct DataStreamTask: Sendable {
     ) -> Stream<String, Never> {
         createStream(automaticallyCancelling: shouldAutomaticallyCancel, bufferingPolicy: bufferingPolicy) { request, feed in
             request.appendStream(
-                on: request.underlyingQueue, serializing: { .success(String(decoding: $0, as: UTF8.self)) }, deliver: feed.yield,
+                .serialized(on: request.underlyingQueue), serializing: { .success(String(decoding: $0, as: UTF8.self)) },
+                deliver: feed.yield,
                 complete: feed.finish)
         }
     }
@@ -90,7 +91,7 @@ public struct DataStreamTask: Sendable {
     ) -> Stream<Serializer.SerializedObject, AFError> where Serializer.SerializedObject: Sendable {
         createStream(automaticallyCancelling: shouldAutomaticallyCancel, bufferingPolicy: bufferingPolicy) { request, feed in
             request.appendStream(
-                on: request.underlyingQueue, serializing: DataStreamRequest.serializing(with: serializer), deliver: feed.yield,
+                .serialized(on: request.underlyingQueue), serializing: DataStreamRequest.serializing(with: serializer), deliver: feed.yield,
                 complete: feed.finish)
         }
     }

@@ -29,7 +29,8 @@ extension DataStreamRequest {
         let parser = Mutex(ServerSentEventParser())
         // Chunks are parsed one after another on the serial serialization queue, so the parser sees them in order.
         appendStream(
-            on: queue, serializing: { data -> Result<[ServerSentEvent], Never> in .success(parser.withLock { $0.parse(data) }) },
+            .serialized(on: queue),
+            serializing: { data -> Result<[ServerSentEvent], Never> in .success(parser.withLock { $0.parse(data) }) },
             deliver: { [unowned self] (stream: Stream<[ServerSentEvent], Never>, receipt: ChunkReceipt) in
                 for event in stream.value ?? [] {
                     capturingError { try handler(Stream(event: .stream(.success(event)), token: CancellationToken(self))) }
