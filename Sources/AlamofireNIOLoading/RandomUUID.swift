@@ -11,14 +11,14 @@ extension UUID {
 
     /// A version 4 UUID that no other call in this process returns, made without a system call: a
     /// counter, mixed with a key read once from the system's random source. The 62 bits below the
-    /// variant are a bijection of the counter (the key XORed in, then a multiply-xorshift mix modulo
-    /// 2^62), so no two of the first 2^62 calls collide; the first half is the counter through
-    /// SplitMix64's finalizer. Another process, with its own key, makes ids unrelated to these (a
-    /// forked child shares its parent's key and count). For identifiers that must be unique within
-    /// the process, not unguessable (a request's `id`).
+    /// variant are a bijection of the counter (the key XORed in, then SplitMix64's finalizer modulo
+    /// 2^62), so no two of the first 2^62 calls collide; the first half is the counter through the
+    /// whole finalizer. Another process, with its own key, makes ids unrelated to these (a forked
+    /// child shares its parent's key and count). For identifiers that must be unique within the
+    /// process, not unguessable (a request's `id`).
     package static func unique() -> UUID {
         let count = uniqueCounter.wrappingAdd(1, ordering: .relaxed).oldValue
-        return versionFour(high: mix64(count ^ uniqueKey.high), low: mix62(count ^ uniqueKey.low))
+        return versionFour(high: mix(count ^ uniqueKey.high, within: .max), low: mix(count ^ uniqueKey.low, within: (1 << 62) - 1))
     }
 
     private static let uniqueCounter = Atomic<UInt64>(0)
@@ -26,23 +26,14 @@ extension UUID {
         var generator = SystemRandomNumberGenerator()
         return (generator.next(), generator.next())
     }()
-    /// The 62 bits of a UUID's second half that the variant leaves.
-    private static let lowBits: UInt64 = (1 << 62) - 1
 
-    /// SplitMix64's finalizer: a bijection on 64 bits that spreads every input bit.
-    private static func mix64(_ value: UInt64) -> UInt64 {
-        var z = value
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// The same steps modulo 2^62: a bijection on the low 62 bits (odd multipliers and right
-    /// xorshifts are each invertible there); the two bits above are dropped.
-    private static func mix62(_ value: UInt64) -> UInt64 {
-        var z = value & lowBits
-        z = ((z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9) & lowBits
-        z = ((z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB) & lowBits
+    /// SplitMix64's finalizer modulo `mask + 1` (a power of two): a bijection on the bits `mask` keeps,
+    /// as odd multipliers and right xorshifts are each invertible there. With every bit, the finalizer
+    /// itself.
+    private static func mix(_ value: UInt64, within mask: UInt64) -> UInt64 {
+        var z = value & mask
+        z = ((z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9) & mask
+        z = ((z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB) & mask
         return z ^ (z >> 31)
     }
 

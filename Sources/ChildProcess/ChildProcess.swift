@@ -50,7 +50,7 @@ public final class ChildProcess: Sendable {
     /// - Parameter mergingErrors: whether standard error goes to ``output`` too; else it is this
     ///   process's own.
     public init(_ executable: String, _ arguments: [String], mergingErrors: Bool = true) throws {
-        guard let pipe2 = Glibc2.pipe2, let closeFrom = Glibc2.closeFrom else {
+        guard let pipe2 = GNUExtensions.pipe2, let closeFrom = GNUExtensions.closeFrom else {
             throw SpawnError(description: "glibc 2.34 or later is needed (pipe2, posix_spawn_file_actions_addclosefrom_np)")
         }
         var pipe: [Int32] = [0, 0]
@@ -135,7 +135,7 @@ public final class ChildProcess: Sendable {
 }
 
 /// glibc functions Swift's Glibc module does not declare (they are GNU extensions), looked up once.
-private enum Glibc2 {
+private enum GNUExtensions {
     typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
 
