@@ -91,6 +91,17 @@ public final class ChildProcess: Sendable {
         output = FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true)
     }
 
+    /// Everything the program writes until it closes its output, then how it ended. The blocking reads
+    /// and wait run on a Dispatch thread, not the caller's.
+    public func outputAndTermination() async -> (output: Data, termination: Termination) {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let output = self.output.readDataToEndOfFile()
+                continuation.resume(returning: (output, self.waitUntilExit()))
+            }
+        }
+    }
+
     /// Sends `signal` to the program, unless it has already been reaped.
     public func signal(_ signal: Int32) {
         termination.withLock { termination in

@@ -5,18 +5,18 @@ import Testing
 /// The tests' program runner: output, exit status, signals, and no inherited descriptors.
 @Suite struct ChildProcessTests {
     /// Runs `script` with `/bin/sh` and returns its output and how it ended.
-    private func shell(_ script: String, mergingErrors: Bool = true) throws -> (output: String, termination: ChildProcess.Termination) {
-        let process = try ChildProcess("/bin/sh", ["-c", script], mergingErrors: mergingErrors)
-        let output = process.output.readDataToEndOfFile()
-        return (String(decoding: output, as: UTF8.self), process.waitUntilExit())
+    private func shell(_ script: String, mergingErrors: Bool = true) async throws -> (output: String, termination: ChildProcess.Termination)
+    {
+        let (output, termination) = try await ChildProcess("/bin/sh", ["-c", script], mergingErrors: mergingErrors).outputAndTermination()
+        return (String(decoding: output, as: UTF8.self), termination)
     }
 
-    @Test func outputAndExitStatus() throws {
-        let merged = try shell("echo out; echo err >&2; exit 3")
+    @Test func outputAndExitStatus() async throws {
+        let merged = try await shell("echo out; echo err >&2; exit 3")
         #expect(merged.output == "out\nerr\n")
         #expect(merged.termination == .exited(3))
         #expect(merged.termination.status == 3)
-        let apart = try shell("echo out; exit 0", mergingErrors: false)
+        let apart = try await shell("echo out; exit 0", mergingErrors: false)
         #expect(apart.output == "out\n")
         #expect(apart.termination == .exited(0))
     }
@@ -44,12 +44,12 @@ import Testing
         #expect(ended == .signalled(SIGTERM))
     }
 
-    @Test func theProgramInheritsNoOtherDescriptor() throws {
+    @Test func theProgramInheritsNoOtherDescriptor() async throws {
         // A descriptor open in this process without close-on-exec.
         let descriptor = open("/dev/null", O_RDONLY)
         #expect(descriptor > 3)
         defer { close(descriptor) }
-        let listed = try shell("ls /proc/self/fd")
+        let listed = try await shell("ls /proc/self/fd")
         let descriptors = Set(listed.output.split(separator: "\n").compactMap { Int32($0) })
         // Standard input, output and error, and the descriptor `ls` reads the directory through.
         #expect(descriptors.isSubset(of: [0, 1, 2, 3]))

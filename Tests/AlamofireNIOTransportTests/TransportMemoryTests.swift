@@ -14,10 +14,8 @@ import Testing
     func probe(_ arguments: String...) async throws -> [String: String] {
         let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         let process = try ChildProcess(directory.appendingPathComponent("transport-probe").path, arguments, mergingErrors: false)
-        let data = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: process.output.readDataToEndOfFile()) }
-        }
-        var report: [String: String] = ["exit": String(process.waitUntilExit().status)]
+        let (data, termination) = await process.outputAndTermination()
+        var report: [String: String] = ["exit": String(termination.status)]
         for field in String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }) {
             let pair = field.split(separator: "=", maxSplits: 1)
             if pair.count == 2 { report[String(pair[0])] = String(pair[1]) }

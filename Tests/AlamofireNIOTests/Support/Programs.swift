@@ -14,8 +14,6 @@ func runProgram(
 ) {
     let process = try ChildProcess(path, arguments, mergingErrors: mergingErrors)
     DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(limit)) { process.signal(SIGTERM) }
-    let data = await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: process.output.readDataToEndOfFile()) }
-    }
-    return (process.waitUntilExit().status, String(decoding: data, as: UTF8.self))
+    let (output, termination) = await process.outputAndTermination()
+    return (termination.status, String(decoding: output, as: UTF8.self))
 }
