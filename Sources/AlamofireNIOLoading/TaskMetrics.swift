@@ -45,7 +45,7 @@ public struct TransactionMetrics: Sendable, Hashable {
     public var requestEndDate: Date?
     public var responseStartDate: Date?
     public var responseEndDate: Date?
-    /// `http/1.1`.
+    /// `h2` or `http/1.1`, as ALPN chose.
     public var networkProtocolName: String?
     /// Whether an earlier exchange's connection was reused.
     public var isReusedConnection: Bool

@@ -20,7 +20,7 @@ public struct ExchangeMetrics: Sendable, Hashable {
 
     /// Whether the exchange ran on a connection that had served an earlier one.
     public var isReusedConnection = false
-    /// The protocol spoken: `http/1.1`.
+    /// The protocol spoken: `h2` or `http/1.1`.
     public var networkProtocolName: String?
     /// The TLS version negotiated, for `https`.
     public var negotiatedTLSVersion: TLSVersion?

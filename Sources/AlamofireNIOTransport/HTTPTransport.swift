@@ -6,8 +6,9 @@ import NIOHTTP1
 import NIOHTTPCompression
 public import NIOPosix
 
-/// Performs HTTP exchanges over pooled HTTP/1.1 connections, with TLS, a server trust hook,
-/// decompression, timeouts and per-exchange metrics. It knows nothing of Alamofire.
+/// Performs HTTP exchanges over pooled connections — HTTP/2 where a TLS server offers it by ALPN,
+/// else HTTP/1.1 — with TLS, a server trust hook, decompression, timeouts and per-exchange
+/// metrics. It knows nothing of Alamofire.
 ///
 /// ```swift
 /// let transport = HTTPTransport()
@@ -17,11 +18,13 @@ public import NIOPosix
 /// ```
 ///
 /// An exchange goes through three phases: waiting for a connection from the origin's pool (opening
-/// one if the per-host limit allows), sending the request while the response head is awaited, and
-/// streaming the response body to the consumer. Cancelling the calling task or passing the total
-/// deadline ends whichever phase is running; a connection in the middle of an exchange is then
-/// closed, never reused. A request that fails on a reused connection before any response byte is
-/// retried once on a new connection when that is safe.
+/// one if the per-host limit allows; an HTTP/2 connection serves many exchanges at once, one
+/// stream each), sending the request while the response head is awaited, and streaming the response
+/// body to the consumer. Cancelling the calling task or passing the total deadline ends whichever
+/// phase is running; an HTTP/1.1 connection in the middle of an exchange is then closed, never
+/// reused, and an HTTP/2 stream is reset. A request that fails on a reused connection before any
+/// response byte is retried once on a new connection when that is safe, and one whose HTTP/2 stream
+/// the server refused is retried once on a new stream.
 public final class HTTPTransport: Sendable {
     /// Settings shared by every exchange.
     public struct Configuration: Sendable {
@@ -34,6 +37,14 @@ public final class HTTPTransport: Sendable {
         /// Whether gzip and deflate responses are decoded, and how far: the decoded body may be at most
         /// this many times the size of the compressed one. Nil leaves bodies as they arrive.
         public var maximumDecompressionRatio: Int? = 100
+        /// Whether TLS connections offer HTTP/2 by ALPN (`h2`, then `http/1.1`), as URLSession does.
+        /// False speaks HTTP/1.1 only. Plain `http` URLs always use HTTP/1.1 (no h2c).
+        public var allowsHTTP2 = true
+        /// How often an idle HTTP/2 connection pings its server; one unanswered until the next
+        /// ping closes it.
+        public var http2PingInterval: TimeAmount = .seconds(30)
+        /// Resolves host names; getaddrinfo by default. For the tests.
+        var lookup: @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses
 
         /// The defaults.
         public init() {}
@@ -65,7 +76,8 @@ public final class HTTPTransport: Sendable {
         self.logger = logger
         self.factory = ConnectionFactory(
             eventLoopGroup: eventLoopGroup, tls: configuration.tls,
-            decompressionLimit: configuration.maximumDecompressionRatio.map { .ratio($0) }, logger: logger)
+            decompressionLimit: configuration.maximumDecompressionRatio.map { .ratio($0) }, offersHTTP2: configuration.allowsHTTP2,
+            http2PingInterval: configuration.http2PingInterval, lookup: configuration.lookup, logger: logger)
     }
 
     /// Sends the request and returns when the response head has arrived.
@@ -132,7 +144,7 @@ public final class HTTPTransport: Sendable {
     }
 
     /// Runs the exchange, retrying once on a new connection when a reused one turns out to have died
-    /// before the request could be answered.
+    /// before the request could be answered, or once on a new stream when an HTTP/2 server refused it.
     private func start(
         _ request: TransportRequest, collectingUpTo maximumBytes: Int?, controller: ExchangeController,
         completion: @escaping @Sendable (Result<Outcome, TransportError>) -> Void
@@ -155,19 +167,28 @@ public final class HTTPTransport: Sendable {
             transport: self, request: request, head: head, bodyLength: bodyLength, origin: origin, fetchStart: fetchStart,
             deadline: deadline, controller: controller, collectLimit: maximumBytes)
         exchange.run(fresh: false) { result in
-            guard case .failure(let stale as StaleConnectionError) = result else {
+            let fresh: Bool
+            switch result {
+            case .failure(let stale as StaleConnectionError):
+                self.logger.debug("retrying on a new connection", metadata: ["url": "\(request.url)", "error": "\(stale.error)"])
+                fresh = true
+            case .failure(let refused as RefusedStreamError):
+                self.logger.debug("retrying on a new stream", metadata: ["url": "\(request.url)", "error": "\(refused.error)"])
+                fresh = false
+            default:
                 return completion(result.mapError(Self.transportError))
             }
-            self.logger.debug("retrying on a new connection", metadata: ["url": "\(request.url)", "error": "\(stale.error)"])
-            exchange.run(fresh: true) { again in
-                if case .failure(let stale as StaleConnectionError) = again { return completion(.failure(stale.error)) }
-                completion(again.mapError(Self.transportError))
-            }
+            exchange.run(fresh: fresh) { again in completion(again.mapError(Self.transportError)) }
         }
     }
 
     private static func transportError(_ error: any Error) -> TransportError {
-        error as? TransportError ?? TransportError(.unknown, "\(error)", underlyingError: error)
+        switch error {
+        case let error as TransportError: error
+        case let stale as StaleConnectionError: stale.error
+        case let refused as RefusedStreamError: refused.error
+        default: TransportError(.unknown, "\(error)", underlyingError: error)
+        }
     }
 
     /// One try of an exchange: lease a connection, run the exchange on it, report the outcome.
@@ -207,7 +228,7 @@ public final class HTTPTransport: Sendable {
             }
         }
 
-        private func start(on connection: HTTP1Connection, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
+        private func start(on connection: any TransportConnection, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
             let eventLoop = connection.channel.eventLoop
             // The caller hears of the outcome through the delivery's promise, whatever ends the exchange.
             let delivery: ActiveExchange.Delivery
@@ -329,7 +350,7 @@ final class ExchangeController: Sendable {
     private enum Phase {
         case starting
         case waiting(ConnectionPool, request: Int)
-        case running(HTTP1Connection, ActiveExchange)
+        case running(any TransportConnection, ActiveExchange)
         case cancelled(TransportError)
     }
 
@@ -344,7 +365,7 @@ final class ExchangeController: Sendable {
 
     /// Starts the exchange on the connection. The start is queued under the lock, so a cancel that
     /// sees the exchange running is queued on the event loop after it and always finds it there.
-    func run(_ exchange: ActiveExchange, on connection: HTTP1Connection) throws {
+    func run(_ exchange: ActiveExchange, on connection: any TransportConnection) throws {
         let cancelled = phase.withLockedValue { phase -> TransportError? in
             if case .cancelled(let error) = phase { return error }
             phase = .running(connection, exchange)
@@ -352,8 +373,9 @@ final class ExchangeController: Sendable {
             return nil
         }
         if let cancelled {
-            // Cancelled between getting the connection and starting: the connection is closed unused.
-            connection.close()
+            // Cancelled between getting the connection and starting: the pool gets its place back
+            // (an HTTP/1.1 connection is closed unused, an HTTP/2 stream was never opened).
+            connection.release()
             throw cancelled
         }
     }

@@ -1,141 +1,298 @@
+import NIOCore
 import Testing
 
 @testable import AlamofireNIOTransport
+
+/// The moment every event happens at unless a test says otherwise.
+private let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+private let idle = TimeAmount.seconds(60)
+
+/// Shorthands with the clock at `t0` unless given.
+extension ConnectionPoolStateMachine {
+    fileprivate mutating func request(_ id: Int, fresh: Bool = false, deadline: NIODeadline? = nil, at now: NIODeadline = t0) -> [Action] {
+        requestLease(id, needsFreshConnection: fresh, deadline: deadline, now: now)
+    }
+
+    fileprivate mutating func established(
+        _ id: Int, _ version: HTTPVersion = .http1, capacity: Int = 1, at now: NIODeadline = t0
+    ) -> [Action] {
+        connectionEstablished(id, version: version, capacity: capacity, now: now)
+    }
+
+    fileprivate mutating func finished(_ id: Int, reusable: Bool = true, at now: NIODeadline = t0) -> [Action] {
+        exchangeFinished(on: id, reusable: reusable, now: now)
+    }
+
+    fileprivate mutating func failed(_ id: Int, at now: NIODeadline = t0) -> [Action] { connectionFailed(id, now: now) }
+    fileprivate mutating func closed(_ id: Int, at now: NIODeadline = t0) -> [Action] { connectionClosed(id, now: now) }
+}
 
 @Suite struct ConnectionPoolStateMachineTests {
     typealias Machine = ConnectionPoolStateMachine
 
     @Test func firstRequestOpensAConnectionThenLeasesIt() {
         var machine = Machine(maximumConnections: 2)
-        #expect(machine.requestLease(1) == [.createConnection(0)])
-        #expect(machine.connectionEstablished(0) == [.lease(connection: 0, request: 1)])
-        #expect(machine.connections == [0: .leased])
+        #expect(machine.request(1) == [.createConnection(0)])
+        #expect(machine.established(0) == [.lease(connection: 0, request: 1)])
+        #expect(machine.connections == [0: .open(.http1, leased: 1, capacity: 1)])
         #expect(machine.waiters.isEmpty)
     }
 
-    @Test func idleConnectionIsReused() {
+    @Test func idleConnectionIsReusedAndArmsItsTimerOnce() {
         var machine = Machine(maximumConnections: 2)
-        _ = machine.requestLease(1)
-        _ = machine.connectionEstablished(0)
-        #expect(machine.exchangeFinished(on: 0, reusable: true) == [.scheduleIdleTimeout(0)])
-        #expect(machine.requestLease(2) == [.lease(connection: 0, request: 2)])
+        _ = machine.request(1)
+        _ = machine.established(0)
+        #expect(machine.finished(0) == [.scheduleIdleTimeout(0, at: t0 + idle)])
+        #expect(machine.request(2) == [.lease(connection: 0, request: 2)])
+        // Idle again while its timer is still armed: no second timer.
+        #expect(machine.finished(0, at: t0 + .seconds(10)) == [])
+        #expect(machine.idleSince == [0: t0 + .seconds(10)])
+    }
+
+    @Test func anIdleTimerThatFiresEarlyIsArmedForTheRestOfTheIdlePeriod() {
+        var machine = Machine(maximumConnections: 1)
+        _ = machine.request(1)
+        _ = machine.established(0)
+        _ = machine.finished(0)
+        _ = machine.request(2)
+        _ = machine.finished(0, at: t0 + .seconds(10))
+        #expect(machine.idleTimeoutFired(0, now: t0 + idle) == [.scheduleIdleTimeout(0, at: t0 + .seconds(10) + idle)])
+        #expect(machine.idleTimeoutFired(0, now: t0 + .seconds(10) + idle) == [.closeConnection(0)])
+        #expect(machine.connections == [0: .closing])
+        #expect(machine.idleTimersArmed.isEmpty)
     }
 
     @Test func limitIsNeverExceededAndWaitersAreFIFO() {
         var machine = Machine(maximumConnections: 2)
-        #expect(machine.requestLease(1) == [.createConnection(0)])
-        #expect(machine.requestLease(2) == [.createConnection(1)])
-        #expect(machine.requestLease(3) == [])
-        #expect(machine.requestLease(4) == [])
+        #expect(machine.request(1) == [.createConnection(0)])
+        #expect(machine.request(2) == [.createConnection(1)])
+        #expect(machine.request(3) == [])
+        #expect(machine.request(4) == [])
         #expect(machine.connections.count == 2)
-        #expect(machine.connectionEstablished(1) == [.lease(connection: 1, request: 1)])
-        #expect(machine.connectionEstablished(0) == [.lease(connection: 0, request: 2)])
-        #expect(machine.exchangeFinished(on: 0, reusable: true) == [.lease(connection: 0, request: 3)])
-        #expect(machine.exchangeFinished(on: 1, reusable: true) == [.lease(connection: 1, request: 4)])
+        #expect(machine.established(1) == [.lease(connection: 1, request: 1)])
+        #expect(machine.established(0) == [.lease(connection: 0, request: 2)])
+        #expect(machine.finished(0) == [.lease(connection: 0, request: 3)])
+        #expect(machine.finished(1) == [.lease(connection: 1, request: 4)])
     }
 
     @Test func closingConnectionsCountUntilClosed() {
         var machine = Machine(maximumConnections: 1)
-        _ = machine.requestLease(1)
-        _ = machine.connectionEstablished(0)
-        _ = machine.requestLease(2)
-        #expect(machine.exchangeFinished(on: 0, reusable: false) == [.closeConnection(0)])
+        _ = machine.request(1)
+        _ = machine.established(0)
+        _ = machine.request(2)
+        #expect(machine.finished(0, reusable: false) == [.closeConnection(0)])
         #expect(machine.connections == [0: .closing])
-        #expect(machine.connectionClosed(0) == [.createConnection(1)])
-        #expect(machine.connectionEstablished(1) == [.lease(connection: 1, request: 2)])
+        #expect(machine.closed(0) == [.createConnection(1)])
+        #expect(machine.established(1) == [.lease(connection: 1, request: 2)])
     }
 
-    @Test func failedConnectionFailsTheOldestWaiterAndRetriesForOthers() {
+    @Test func aQueuedRequestWithADeadlineArmsAndCancelsItsWaitTimer() {
         var machine = Machine(maximumConnections: 1)
-        _ = machine.requestLease(1)
-        _ = machine.requestLease(2)
-        #expect(machine.connectionFailed(0) == [.failRequest(1, .connectionFailed), .createConnection(1)])
-        #expect(machine.connectionFailed(1) == [.failRequest(2, .connectionFailed)])
-        #expect(machine.isEmpty)
+        _ = machine.request(1)
+        let deadline = t0 + .seconds(5)
+        #expect(machine.request(2, deadline: deadline) == [.scheduleWaitTimeout(request: 2, at: deadline)])
+        #expect(machine.established(0) == [.lease(connection: 0, request: 1)])
+        #expect(machine.finished(0) == [.cancelWaitTimeout(request: 2), .lease(connection: 0, request: 2)])
     }
 
-    @Test func cancelledWaiterLeavesTheQueue() {
+    /// The defect of the pool before its timers were the machine's: a cancelled waiter's timer
+    /// stayed scheduled (URLSession's 7-day resource timeout kept the pool for 7 days).
+    @Test func aCancelledQueuedRequestCancelsItsWaitTimer() {
         var machine = Machine(maximumConnections: 1)
-        _ = machine.requestLease(1)
-        _ = machine.requestLease(2)
+        _ = machine.request(1)
+        _ = machine.request(2, deadline: t0 + .seconds(7 * 86_400))
+        #expect(machine.cancelRequest(2) == [.cancelWaitTimeout(request: 2), .failRequest(2, .cancelled)])
         #expect(machine.cancelRequest(1) == [.failRequest(1, .cancelled)])
-        #expect(machine.cancelRequest(1) == [])
-        #expect(machine.connectionEstablished(0) == [.lease(connection: 0, request: 2)])
+        #expect(machine.waiters.isEmpty)
+    }
+
+    @Test func aWaitTimerFiringFailsOnlyAWaitingRequest() {
+        var machine = Machine(maximumConnections: 1)
+        _ = machine.request(1)
+        _ = machine.request(2, deadline: t0 + .seconds(1))
+        #expect(machine.waitTimeoutFired(2) == [.failRequest(2, .timedOut)])
+        #expect(machine.waitTimeoutFired(2) == [])
+        #expect(machine.waitTimeoutFired(1) == [])
+        #expect(machine.waiters.map(\.id) == [1])
+    }
+
+    @Test func aCancellationThatOvertakesItsRegistrationFailsIt() {
+        var machine = Machine(maximumConnections: 1)
+        #expect(machine.cancelRequest(7) == [])
+        #expect(machine.cancelledEarly == [7])
+        #expect(machine.request(7) == [.failRequest(7, .cancelled)])
+        #expect(machine.cancelledEarly.isEmpty)
+        #expect(machine.connections.isEmpty)
+        // A note for a request that finished first is dropped when it is forgotten.
+        _ = machine.cancelRequest(8)
+        machine.forgetRequest(8)
+        #expect(machine.cancelledEarly.isEmpty)
+    }
+
+    @Test func aFailedConnectionFailsTheOldestWaiterAndEveryOtherOnceNothingIsLeft() {
+        var machine = Machine(maximumConnections: 2)
+        _ = machine.request(1)
+        _ = machine.request(2)
+        _ = machine.request(3)
+        // Connection 1 may still serve the others; a third attempt waits for the backoff.
+        #expect(machine.failed(0) == [.failRequest(1, .connectionFailed), .scheduleBackoff(at: t0 + .milliseconds(25))])
+        #expect(machine.failed(1) == [.failRequest(2, .connectionFailed), .failRequest(3, .connectionFailed)])
+        #expect(machine.isEmpty)
+        #expect(machine.consecutiveFailures == 2)
+    }
+
+    @Test func attemptsAfterAFailureBackOffUntilOneSucceeds() {
+        var machine = Machine(maximumConnections: 1)
+        _ = machine.request(1)
+        _ = machine.failed(0)
+        let first = t0 + Machine.backoff(afterFailures: 1)
+        #expect(machine.request(2) == [.scheduleBackoff(at: first)])
+        #expect(machine.request(3) == [])
+        #expect(machine.backoffElapsed(now: first) == [.createConnection(1)])
+        _ = machine.failed(1, at: first)
+        #expect(machine.request(4, at: first) == [.scheduleBackoff(at: first + Machine.backoff(afterFailures: 2))])
+        #expect(machine.backoffElapsed(now: first + .seconds(1)) == [.createConnection(2)])
+        #expect(machine.established(2) == [.lease(connection: 2, request: 4)])
+        #expect(machine.consecutiveFailures == 0)
+    }
+
+    @Test func backoffDoublesToItsLimit() {
+        #expect(Machine.backoff(afterFailures: 1) == .milliseconds(25))
+        #expect(Machine.backoff(afterFailures: 2) == .milliseconds(50))
+        #expect(Machine.backoff(afterFailures: 4) == .milliseconds(200))
+        #expect(Machine.backoff(afterFailures: 7) == .milliseconds(1600))
+        #expect(Machine.backoff(afterFailures: 8) == Machine.longestBackoff)
+        #expect(Machine.backoff(afterFailures: 1000) == Machine.longestBackoff)
     }
 
     @Test func connectionWithNoWaiterLeftBecomesIdle() {
         var machine = Machine(maximumConnections: 1)
-        _ = machine.requestLease(1)
+        _ = machine.request(1)
         _ = machine.cancelRequest(1)
-        #expect(machine.connectionEstablished(0) == [.scheduleIdleTimeout(0)])
-        #expect(machine.idleTimeoutFired(0) == [.closeConnection(0)])
-        #expect(machine.idleTimeoutFired(0) == [])
-        #expect(machine.connectionClosed(0) == [])
+        #expect(machine.established(0) == [.scheduleIdleTimeout(0, at: t0 + idle)])
+        #expect(machine.idleTimeoutFired(0, now: t0 + idle) == [.closeConnection(0)])
+        #expect(machine.idleTimeoutFired(0, now: t0 + idle) == [])
+        #expect(machine.closed(0) == [])
         #expect(machine.isEmpty)
     }
 
-    @Test func serverClosingAnIdleConnectionRemovesIt() {
+    @Test func aClosedConnectionsArmedIdleTimerIsCancelled() {
         var machine = Machine(maximumConnections: 1)
-        _ = machine.requestLease(1)
-        _ = machine.connectionEstablished(0)
-        _ = machine.exchangeFinished(on: 0, reusable: true)
-        #expect(machine.connectionClosed(0) == [])
-        #expect(machine.requestLease(2) == [.createConnection(1)])
+        _ = machine.request(1)
+        _ = machine.established(0)
+        _ = machine.finished(0)
+        #expect(machine.closed(0) == [.cancelIdleTimeout(0)])
+        #expect(machine.request(2) == [.createConnection(1)])
     }
 
     @Test func freshConnectionWaiterSkipsIdleOnes() {
         var machine = Machine(maximumConnections: 2)
-        _ = machine.requestLease(1)
-        _ = machine.connectionEstablished(0)
-        _ = machine.exchangeFinished(on: 0, reusable: true)
-        #expect(machine.requestLease(2, needsFreshConnection: true) == [.createConnection(1)])
-        #expect(machine.connectionEstablished(1) == [.lease(connection: 1, request: 2)])
+        _ = machine.request(1)
+        _ = machine.established(0)
+        _ = machine.finished(0)
+        #expect(machine.request(2, fresh: true) == [.createConnection(1)])
+        #expect(machine.established(1) == [.lease(connection: 1, request: 2)])
     }
 
     @Test func freshConnectionWaiterAtTheLimitClosesAnIdleOne() {
         var machine = Machine(maximumConnections: 1)
-        _ = machine.requestLease(1)
-        _ = machine.connectionEstablished(0)
-        _ = machine.exchangeFinished(on: 0, reusable: true)
-        #expect(machine.requestLease(2, needsFreshConnection: true) == [.closeConnection(0)])
-        #expect(machine.connectionClosed(0) == [.createConnection(1)])
+        _ = machine.request(1)
+        _ = machine.established(0)
+        _ = machine.finished(0)
+        #expect(machine.request(2, fresh: true) == [.closeConnection(0)])
+        #expect(machine.closed(0) == [.cancelIdleTimeout(0), .createConnection(1)])
     }
 
     @Test func releasedConnectionMakesRoomForFreshWaiter() {
         var machine = Machine(maximumConnections: 1)
-        _ = machine.requestLease(1)
-        _ = machine.connectionEstablished(0)
-        #expect(machine.requestLease(2, needsFreshConnection: true) == [])
-        #expect(machine.exchangeFinished(on: 0, reusable: true) == [.closeConnection(0)])
-        #expect(machine.connectionClosed(0) == [.createConnection(1)])
+        _ = machine.request(1)
+        _ = machine.established(0)
+        #expect(machine.request(2, fresh: true) == [])
+        #expect(machine.finished(0) == [.closeConnection(0)])
+        #expect(machine.closed(0) == [.createConnection(1)])
     }
 
     @Test func shutDownFailsWaitersAndClosesIdleConnections() {
         var machine = Machine(maximumConnections: 3)
-        _ = machine.requestLease(1)
-        _ = machine.requestLease(2)
-        _ = machine.connectionEstablished(0)
-        _ = machine.exchangeFinished(on: 0, reusable: true)  // serves request 2
-        _ = machine.requestLease(3)  // waits for connection 1, still opening
-        let actions = machine.shutDown()
-        #expect(actions == [.failRequest(3, .shutDown)])
-        #expect(machine.requestLease(4) == [.failRequest(4, .shutDown)])
-        #expect(machine.connectionEstablished(1) == [.closeConnection(1)])
-        #expect(machine.exchangeFinished(on: 0, reusable: true) == [.closeConnection(0)])
+        _ = machine.request(1)
+        _ = machine.request(2)
+        _ = machine.established(0)
+        _ = machine.finished(0)  // serves request 2
+        _ = machine.request(3)  // waits for connection 1, still opening
+        #expect(machine.shutDown() == [.failRequest(3, .shutDown)])
+        #expect(machine.request(4) == [.failRequest(4, .shutDown)])
+        #expect(machine.established(1) == [.closeConnection(1)])
+        #expect(machine.finished(0) == [.closeConnection(0)])
     }
 
     @Test func onlyAnEmptyPoolRetiresAndThenTurnsRequestsAway() {
         var machine = Machine(maximumConnections: 1)
-        _ = machine.requestLease(1)
+        _ = machine.request(1)
         let retiredWhileWaiting = machine.retireIfEmpty()
-        _ = machine.connectionEstablished(0)
-        _ = machine.exchangeFinished(on: 0, reusable: true)
+        _ = machine.established(0)
+        _ = machine.finished(0)
         let retiredWhileIdle = machine.retireIfEmpty()
-        _ = machine.idleTimeoutFired(0)
-        _ = machine.connectionClosed(0)
+        _ = machine.idleTimeoutFired(0, now: t0 + idle)
+        _ = machine.closed(0)
         let retiredWhenEmpty = machine.retireIfEmpty()
         #expect(!retiredWhileWaiting && !retiredWhileIdle && retiredWhenEmpty)
-        #expect(machine.requestLease(2) == [.failRequest(2, .retired)])
+        #expect(machine.request(2) == [.failRequest(2, .retired)])
         #expect(machine.isEmpty)
+    }
+
+    // MARK: HTTP/2
+
+    @Test func aTLSOriginOpensOneConnectionUntilItsProtocolIsKnown() {
+        var machine = Machine(maximumConnections: 6, mayNegotiateHTTP2: true)
+        #expect(machine.request(1) == [.createConnection(0)])
+        #expect(machine.request(2) == [])
+        #expect(machine.request(3) == [])
+        // HTTP/1.1 after all: the others get connections of their own.
+        #expect(machine.established(0) == [.lease(connection: 0, request: 1), .createConnection(1), .createConnection(2)])
+        #expect(machine.httpVersion == .http1)
+    }
+
+    @Test func oneHTTP2ConnectionServesEveryWaiterUpToItsStreamLimitAndTheRestWaitForIt() {
+        var machine = Machine(maximumConnections: 6, mayNegotiateHTTP2: true)
+        for request in 1...5 { _ = machine.request(request) }
+        #expect(
+            machine.established(0, .http2, capacity: 3) == [
+                .lease(connection: 0, request: 1), .lease(connection: 0, request: 2), .lease(connection: 0, request: 3),
+            ])
+        #expect(machine.connections == [0: .open(.http2, leased: 3, capacity: 3)])
+        #expect(machine.finished(0) == [.lease(connection: 0, request: 4)])
+        #expect(machine.finished(0) == [.lease(connection: 0, request: 5)])
+        #expect(machine.finished(0) == [])
+        #expect(machine.connections == [0: .open(.http2, leased: 2, capacity: 3)])
+    }
+
+    @Test func aKnownHTTP2OriginLeasesStreamsWithoutNewConnections() {
+        var machine = Machine(maximumConnections: 6, mayNegotiateHTTP2: true)
+        _ = machine.request(1)
+        _ = machine.established(0, .http2, capacity: 100)
+        for request in 2...100 { #expect(machine.request(request) == [.lease(connection: 0, request: request)]) }
+        #expect(machine.request(101) == [])
+        #expect(machine.waiters.map(\.id) == [101])
+        #expect(machine.connections.count == 1)
+    }
+
+    @Test func aRaisedStreamLimitServesWaiters() {
+        var machine = Machine(maximumConnections: 1, mayNegotiateHTTP2: true)
+        _ = machine.request(1)
+        _ = machine.request(2)
+        _ = machine.established(0, .http2, capacity: 1)
+        #expect(machine.connectionCapacityChanged(0, capacity: 2, now: t0) == [.lease(connection: 0, request: 2)])
+    }
+
+    @Test func aConnectionGoingAwayTakesNoNewStreamAndLetsItsStreamsFinish() {
+        var machine = Machine(maximumConnections: 2, mayNegotiateHTTP2: true)
+        _ = machine.request(1)
+        _ = machine.established(0, .http2, capacity: 10)
+        _ = machine.request(2)
+        #expect(machine.connectionGoingAway(0, now: t0) == [])
+        #expect(machine.connections[0] == .closing)
+        #expect(machine.request(3) == [.createConnection(1)])
+        #expect(machine.finished(0) == [])
+        #expect(machine.closed(0) == [])
     }
 }

@@ -65,7 +65,7 @@ import Testing
     /// also stop the retry on a fresh connection (it used to leave the controller "running").
     @Test func cancelWhileRunningAlsoStopsTheStaleConnectionRetry() throws {
         let channel = EmbeddedChannel()
-        let handler = HTTP1ConnectionHandler(
+        let handler = ExchangeHandler(
             connectionID: 1, byteCounter: ByteCountingHandler(), connectionMetrics: ExchangeMetrics(fetchStart: .now()))
         let origin = try Origin(url: URL(string: "http://127.0.0.1:1/")!)
         let connection = HTTP1Connection(id: 1, origin: origin, channel: channel, handler: handler)

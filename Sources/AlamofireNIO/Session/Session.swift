@@ -109,6 +109,9 @@ open class Session: @unchecked Sendable {
     ///   - clientIdentity:           The client certificate presented when a server asks for one, unless a request
     ///                               has its own (`authenticate(with: SecIdentity)`). `nil` by default. (AlamofireNIO's
     ///                               own: Linux has no `URLCredential(identity:)`.)
+    ///   - allowsHTTP2:              Whether https connections offer HTTP/2 by ALPN (`h2`, then `http/1.1`), as
+    ///                               URLSession does. `true` by default; `false` speaks HTTP/1.1 only. Plain `http`
+    ///                               URLs always use HTTP/1.1. (AlamofireNIO's own.)
     ///   - eventLoopGroup:           Where connections live: NIO's shared group by default; pass an app's own so that
     ///                               its server and its client share loops. (AlamofireNIO's own.)
     ///   - logger:                   Where the session logs; silent by default. (AlamofireNIO's own.)
@@ -127,6 +130,7 @@ open class Session: @unchecked Sendable {
         eventMonitors: [any EventMonitor] = [AlamofireNotifications()],
         additionalTrustRoots: [SecCertificate] = [],
         clientIdentity: SecIdentity? = nil,
+        allowsHTTP2: Bool = true,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "org.alamofire.session", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
@@ -150,6 +154,7 @@ open class Session: @unchecked Sendable {
         transportConfiguration.tls.additionalTrustRoots = additionalTrustRoots.map { Array($0.data) }
         transportConfiguration.tls.clientIdentity = clientIdentity?.transportIdentity
         transportConfiguration.tls.serverTrustEvaluator = serverTrustManager.map(ServerTrustBridge.transportEvaluator(for:))
+        transportConfiguration.allowsHTTP2 = allowsHTTP2
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
         self.loading = LoadingSession(transport: transport, configuration: configuration)
     }
@@ -157,7 +162,7 @@ open class Session: @unchecked Sendable {
     /// Creates a `Session` from an existing `URLSession`: its configuration applies, and it is the ``session`` the
     /// event monitors see. It loads nothing; AlamofireNIO's transport does.
     ///
-    /// - Parameters: as ``init(configuration:delegate:rootQueue:startRequestsImmediately:requestSetup:requestQueue:serializationQueue:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:additionalTrustRoots:clientIdentity:eventLoopGroup:logger:)``,
+    /// - Parameters: as ``init(configuration:delegate:rootQueue:startRequestsImmediately:requestSetup:requestQueue:serializationQueue:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:additionalTrustRoots:clientIdentity:allowsHTTP2:eventLoopGroup:logger:)``,
     ///   with `session` in place of `configuration`.
     public convenience init(
         session: URLSession, delegate: SessionDelegate, rootQueue: DispatchQueue, startRequestsImmediately: Bool = true,

@@ -42,11 +42,17 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     var description: String { "\(isTLS ? "https" : "http")://\(hostHeader)" }
 }
 
-/// Opens connections: resolves the host, connects to each address in turn, performs the TLS
-/// handshake with the trust evaluator, and sets up the HTTP/1.1 pipeline. Records the timings.
+/// Opens connections: resolves the host and races its addresses, performs the TLS handshake with
+/// the trust evaluator, and sets up HTTP/2 or HTTP/1.1 as ALPN decides. Records the timings.
 struct ConnectionFactory: Sendable {
     let eventLoopGroup: any EventLoopGroup
     let tls: TransportTLSConfiguration
+    /// Whether TLS connections offer `h2` by ALPN.
+    let offersHTTP2: Bool
+    /// How often an HTTP/2 connection with no open stream pings its server.
+    let http2PingInterval: TimeAmount
+    /// Resolves a host name to addresses (blocking; run on NIO's thread pool).
+    let lookup: @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress]
     /// The TLS context and roots, or why the TLS settings are unusable (reported by https requests).
     /// Made when the first https connection needs them: reading the system's roots takes tens of
     /// milliseconds, which a session that only speaks plain HTTP should not pay.
@@ -60,16 +66,21 @@ struct ConnectionFactory: Sendable {
 
     init(
         eventLoopGroup: any EventLoopGroup, tls: TransportTLSConfiguration, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?,
-        logger: Logger
+        offersHTTP2: Bool = true, http2PingInterval: TimeAmount = .seconds(30),
+        lookup: @escaping @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses, logger: Logger
     ) {
         self.eventLoopGroup = eventLoopGroup
         self.tls = tls
         self.decompressionLimit = decompressionLimit
+        self.offersHTTP2 = offersHTTP2
+        self.http2PingInterval = http2PingInterval
+        self.lookup = lookup
         self.logger = logger
         self.tlsSetup = LazyTLSSetup {
             do {
                 let extraRoots = try tls.additionalTrustRoots.map { try Certificate(derEncoded: $0) }
-                let context = try NIOSSLContext(configuration: Self.clientConfiguration(tls, identity: tls.clientIdentity))
+                let context = try NIOSSLContext(
+                    configuration: Self.clientConfiguration(tls, identity: tls.clientIdentity, offersHTTP2: offersHTTP2))
                 return .success((context, TrustAnchors(extraRoots, includingSystemRoots: tls.trustsSystemRoots)))
             } catch {
                 return .failure(TransportError(.secureConnectionFailed, "the TLS settings are not usable", underlyingError: error))
@@ -77,10 +88,12 @@ struct ConnectionFactory: Sendable {
         }
     }
 
-    private static func clientConfiguration(_ tls: TransportTLSConfiguration, identity: TransportClientIdentity?) -> TLSConfiguration {
+    private static func clientConfiguration(
+        _ tls: TransportTLSConfiguration, identity: TransportClientIdentity?, offersHTTP2: Bool
+    ) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = tls.minimumVersion
-        configuration.applicationProtocols = ["http/1.1"]
+        configuration.applicationProtocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
         // The trust evaluator does every check, the host name included.
         configuration.certificateVerification = .noHostnameVerification
         if let identity {
@@ -98,7 +111,7 @@ struct ConnectionFactory: Sendable {
         return try identityContexts.withLockedValue { contexts in
             if let context = contexts[identity] { return (context, setup.anchors) }
             do {
-                let context = try NIOSSLContext(configuration: Self.clientConfiguration(tls, identity: identity))
+                let context = try NIOSSLContext(configuration: Self.clientConfiguration(tls, identity: identity, offersHTTP2: offersHTTP2))
                 contexts[identity] = context
                 return (context, setup.anchors)
             } catch {
@@ -107,11 +120,12 @@ struct ConnectionFactory: Sendable {
         }
     }
 
+    /// Opens a connection to `origin`: resolves it and races its addresses (Happy Eyeballs),
+    /// performs the TLS handshake with the trust evaluator, and sets up HTTP/2 when ALPN chose
+    /// `h2`, else HTTP/1.1. `connectTimeout` bounds all of it.
     func makeConnection(
-        id: Int, origin: Origin, connectTimeout: TimeAmount?, delegate: any HTTP1ConnectionDelegate
-    ) async throws
-        -> HTTP1Connection
-    {
+        id: Int, origin: Origin, connectTimeout: TimeAmount?, delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
+    ) async throws -> EstablishedConnection {
         if origin.isTLS {
             // The first https connection makes the TLS context and reads the system's roots: on the
             // thread pool (it blocks), and before the connect timeout and metrics start.
@@ -119,53 +133,50 @@ struct ConnectionFactory: Sendable {
             _ = try await NIOThreadPool.singleton.runIfActive { try factory.tlsSetup(for: origin) }
         }
         var metrics = ExchangeMetrics(fetchStart: .now())
-        metrics.domainLookupStart = .now()
-        let addresses = try await resolve(origin)
-        metrics.domainLookupEnd = .now()
-        metrics.connectStart = .now()
         let deadline = connectTimeout.map { NIODeadline.now() + $0 }
-        var lastError: (any Error)?
-        for address in addresses {
-            do {
-                return try await connect(id: id, to: address, origin: origin, deadline: deadline, metrics: metrics, delegate: delegate)
-            } catch let error as TransportError where error.code != .cannotConnectToHost && error.code != .notConnectedToInternet {
-                throw error
-            } catch {
-                lastError = error
-            }
-        }
-        throw (lastError as? TransportError)
-            ?? TransportError(.cannotConnectToHost, "could not connect to \(origin)", underlyingError: lastError)
-    }
-
-    private func resolve(_ origin: Origin) async throws -> [SocketAddress] {
-        if let address = try? SocketAddress(ipAddress: origin.host, port: origin.port) { return [address] }
-        let (host, port) = (origin.host, origin.port)
-        do {
-            return try await NIOThreadPool.singleton.runIfActive { try HostResolver.addresses(host: host, port: port) }
-        } catch {
-            throw TransportError(.cannotFindHost, "cannot resolve \(host)", underlyingError: error)
-        }
-    }
-
-    private func connect(
-        id: Int, to address: SocketAddress, origin: Origin, deadline: NIODeadline?, metrics: ExchangeMetrics,
-        delegate: any HTTP1ConnectionDelegate
-    ) async throws -> HTTP1Connection {
-        var metrics = metrics
-        let sslContext: NIOSSLContext?
-        let anchors: TrustAnchors?
-        if origin.isTLS {
-            let setup = try tlsSetup(for: origin)
-            (sslContext, anchors) = (setup.context, setup.anchors)
-        } else {
-            (sslContext, anchors) = (nil, nil)
-        }
-        let trustFailure = NIOLockedValueBox<(any Error)?>(nil)
-        let presentsCertificate = (origin.clientIdentity ?? tls.clientIdentity) != nil
+        metrics.domainLookupStart = .now()
+        let channel = try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
+        // A TLS 1.3 server judges the client's certificate after the client's handshake is done:
+        // its alert can end the connection while it is set up.
         let errorAfterHandshake = NIOLockedValueBox<(any Error)?>(nil)
-        let handshake = eventLoopGroup.next().makePromise(of: Void.self)
-        var bootstrap = ClientBootstrap(group: eventLoopGroup)
+        do {
+            var negotiated: String?
+            if origin.isTLS {
+                metrics.secureConnectionStart = .now()
+                negotiated = try await handshake(on: channel, origin: origin, deadline: deadline, errorAfterHandshake: errorAfterHandshake)
+                metrics.secureConnectionEnd = .now()
+            }
+            metrics.localAddress = channel.localAddress?.ipAddress
+            metrics.localPort = channel.localAddress?.port
+            metrics.remoteAddress = channel.remoteAddress?.ipAddress
+            metrics.remotePort = channel.remoteAddress?.port
+            if negotiated == "h2" {
+                metrics.networkProtocolName = "h2"
+                return try await startHTTP2(id: id, origin: origin, on: channel, metrics: metrics, deadline: deadline, delegate: delegate)
+            }
+            metrics.networkProtocolName = "http/1.1"
+            return try await startHTTP1(id: id, origin: origin, on: channel, metrics: metrics, delegate: delegate)
+        } catch {
+            channel.close(promise: nil)
+            let presentsCertificate = (origin.clientIdentity ?? tls.clientIdentity) != nil
+            // The observer's note, or (once HTTP/2 had taken over from it) the connection's own error.
+            let candidates = [errorAfterHandshake.withLockedValue { $0 }, (error as? TransportError)?.underlyingError ?? error]
+            for candidate in candidates {
+                if let refused = ClientCertificateAlert.transportError(for: candidate, presentedCertificate: presentsCertificate) {
+                    throw refused
+                }
+            }
+            throw (error as? TransportError) ?? .connectionLost("the connection failed while it was set up", error)
+        }
+    }
+
+    /// Races the origin's addresses with NIO's Happy Eyeballs (RFC 8305) over our own resolver, so
+    /// the lookup is timed on its own; the connect timeout bounds the whole race.
+    private func connectSocket(to origin: Origin, deadline: NIODeadline?, metrics: inout ExchangeMetrics) async throws -> any Channel {
+        let eventLoop = eventLoopGroup.next()
+        let resolver = HappyEyeballsResolver(eventLoop: eventLoop, lookup: lookup)
+        var bootstrap = ClientBootstrap(group: eventLoop)
+            .resolver(resolver)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             // Room for two file-body chunks: the next one is read from disk while the last drains.
             .channelOption(.writeBufferWaterMark, value: .init(low: FileBody.chunkSize, high: 2 * FileBody.chunkSize + 1))
@@ -178,91 +189,133 @@ struct ConnectionFactory: Sendable {
                 .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: Self.largestRead)
             )
             .channelOption(.maxMessagesPerRead, value: 1)
-            .channelInitializer { [self] channel in
-                channel.eventLoop.makeCompletedFuture {
-                    guard let sslContext, let anchors else {
-                        handshake.succeed()
-                        return
-                    }
-                    let handler = try NIOSSLClientHandler(
-                        context: sslContext, serverHostname: origin.isIPAddress ? nil : origin.host,
-                        customVerificationCallbackWithMetadata: trustCallback(origin: origin, anchors: anchors, failure: trustFailure))
-                    try channel.pipeline.syncOperations.addHandler(handler)
-                    try channel.pipeline.syncOperations.addHandler(
-                        TLSHandshakeObserver(promise: handshake, errorAfterHandshake: errorAfterHandshake))
-                }
-            }
         if let deadline { bootstrap = bootstrap.connectTimeout(max(.nanoseconds(1), deadline - .now())) }
-
-        let channel: any Channel
         do {
-            channel = try await bootstrap.connect(to: address).get()
+            let channel = try await bootstrap.connect(host: origin.host, port: origin.port).get()
+            let lookupEnd = resolver.lookupEnd ?? .now()
+            metrics.domainLookupEnd = lookupEnd
+            metrics.connectStart = lookupEnd
+            metrics.connectEnd = .now()
+            return channel
         } catch {
-            handshake.fail(error)
-            if case ChannelError.connectTimeout = error { throw TransportError.timedOut("connecting to \(origin)") }
+            throw Self.connectError(error, origin: origin)
+        }
+    }
+
+    /// The URLError code URLSession gives for a failed connect.
+    static func connectError(_ error: any Error, origin: Origin) -> TransportError {
+        switch error {
+        case ChannelError.connectTimeout:
+            return TransportError.timedOut("connecting to \(origin)")
+        case let error as NIOConnectionError:
+            if error.connectionErrors.isEmpty {
+                let lookupError = error.dnsAError ?? error.dnsAAAAError
+                if let failure = lookupError as? TransportError { return failure }
+                return TransportError(.cannotFindHost, "cannot resolve \(origin.host)", underlyingError: lookupError ?? error)
+            }
             // No route to the network at all: offline, as URLSession reports it (and OfflineRetrier waits on it).
-            if let error = error as? IOError, error.errnoCode == ENETUNREACH {
-                throw TransportError(.notConnectedToInternet, "no route to \(origin)'s network", underlyingError: error)
+            let unreachable = error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ENETUNREACH }
+            if unreachable {
+                return TransportError(.notConnectedToInternet, "no route to \(origin)'s network", underlyingError: error)
             }
-            throw TransportError(.cannotConnectToHost, "could not connect to \(origin)", underlyingError: error)
+            return TransportError(.cannotConnectToHost, "could not connect to \(origin)", underlyingError: error)
+        case let error as TransportError:
+            return error
+        default:
+            return TransportError(.cannotConnectToHost, "could not connect to \(origin)", underlyingError: error)
         }
-        metrics.connectEnd = .now()
-        if origin.isTLS {
-            metrics.secureConnectionStart = metrics.connectEnd
-            do {
-                try await withDeadline(deadline, on: channel) { try await handshake.futureResult.get() }
-            } catch {
-                channel.close(promise: nil)
-                if let rejected = trustFailure.withLockedValue({ $0 }) {
-                    throw (rejected as? TransportError)
-                        ?? TransportError(
-                            .serverCertificateUntrusted, "the server trust evaluator rejected \(origin)", underlyingError: rejected)
-                }
-                if let error = error as? TransportError { throw error }
-                if let refused = ClientCertificateAlert.transportError(for: error, presentedCertificate: presentsCertificate) {
-                    throw refused
-                }
-                throw TransportError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", underlyingError: error)
+    }
+
+    /// Adds TLS to the connected channel and waits for the handshake; returns the protocol ALPN chose.
+    private func handshake(
+        on channel: any Channel, origin: Origin, deadline: NIODeadline?, errorAfterHandshake: NIOLockedValueBox<(any Error)?>
+    ) async throws -> String? {
+        let setup = try tlsSetup(for: origin)
+        let presentsCertificate = (origin.clientIdentity ?? tls.clientIdentity) != nil
+        let trustFailure = NIOLockedValueBox<(any Error)?>(nil)
+        let handshake = try await channel.eventLoop.submit { [self] in
+            let handler = try NIOSSLClientHandler(
+                context: setup.context, serverHostname: origin.isIPAddress ? nil : origin.host,
+                customVerificationCallbackWithMetadata: trustCallback(origin: origin, anchors: setup.anchors, failure: trustFailure))
+            let observer = TLSHandshakeObserver(promise: channel.eventLoop.makePromise(), errorAfterHandshake: errorAfterHandshake)
+            // The observer first, so that it sees the handshake the TLS handler starts when added.
+            try channel.pipeline.syncOperations.addHandler(observer)
+            try channel.pipeline.syncOperations.addHandler(handler, position: .before(observer))
+            guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection before the TLS handshake") }
+            return observer.handshake
+        }.get()
+        do {
+            return try await withDeadline(deadline, on: channel) { try await handshake.get() }
+        } catch {
+            if let rejected = trustFailure.withLockedValue({ $0 }) {
+                throw (rejected as? TransportError)
+                    ?? TransportError(
+                        .serverCertificateUntrusted, "the server trust evaluator rejected \(origin)", underlyingError: rejected)
             }
-            metrics.secureConnectionEnd = .now()
+            if let error = error as? TransportError { throw error }
+            if let refused = ClientCertificateAlert.transportError(for: error, presentedCertificate: presentsCertificate) {
+                throw refused
+            }
+            throw TransportError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", underlyingError: error)
         }
-        metrics.networkProtocolName = "http/1.1"
-        metrics.localAddress = channel.localAddress?.ipAddress
-        metrics.localPort = channel.localAddress?.port
-        metrics.remoteAddress = channel.remoteAddress?.ipAddress
-        metrics.remotePort = channel.remoteAddress?.port
-        let finalMetrics = metrics
+    }
+
+    private func startHTTP1(
+        id: Int, origin: Origin, on channel: any Channel, metrics: ExchangeMetrics, delegate: any ExchangeHandlerDelegate
+    ) async throws -> EstablishedConnection {
         let decompressionLimit = self.decompressionLimit
         let setUp = channel.eventLoop.submit {
-            var metrics = finalMetrics
+            var metrics = metrics
             if origin.isTLS {
-                // The observer has kept any alert that followed the handshake (a TLS 1.3 server
-                // refusing the client's certificate); it is not needed past this point.
-                guard channel.isActive else {
-                    throw ClientCertificateAlert.transportError(
-                        for: errorAfterHandshake.withLockedValue { $0 }, presentedCertificate: presentsCertificate)
-                        ?? TransportError.connectionLost("the server closed the connection while it was set up")
-                }
-                let observer = try channel.pipeline.syncOperations.handler(type: TLSHandshakeObserver.self)
-                channel.pipeline.syncOperations.removeHandler(observer, promise: nil)
+                guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
                 metrics.negotiatedTLSVersion = try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion
             }
             guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
             let counter = ByteCountingHandler()
-            let handler = HTTP1ConnectionHandler(connectionID: id, byteCounter: counter, connectionMetrics: metrics)
+            let handler = ExchangeHandler(connectionID: id, byteCounter: counter, connectionMetrics: metrics)
             handler.delegate = delegate
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(counter)
             try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
             if let decompressionLimit { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: decompressionLimit)) }
             try pipeline.addHandler(handler)
-            return HTTP1Connection(id: id, origin: origin, channel: channel, handler: handler)
+            // Last, so that what it held back reaches the handlers just added.
+            if origin.isTLS { try pipeline.removeHandler(pipeline.handler(type: TLSHandshakeObserver.self), promise: nil) }
+            return EstablishedConnection(
+                connection: HTTP1Connection(id: id, origin: origin, channel: channel, handler: handler), version: .http1, maximumStreams: 1)
         }
         do {
             return try await setUp.get()
         } catch {
-            channel.close(promise: nil)
             throw (error as? TransportError) ?? .connectionLost("the connection failed while it was set up", error)
+        }
+    }
+
+    private func startHTTP2(
+        id: Int, origin: Origin, on channel: any Channel, metrics: ExchangeMetrics, deadline: NIODeadline?,
+        delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
+    ) async throws -> EstablishedConnection {
+        let decompressionLimit = self.decompressionLimit
+        let pingInterval = self.http2PingInterval
+        let setUp = channel.eventLoop.submit {
+            var metrics = metrics
+            let pipeline = channel.pipeline.syncOperations
+            metrics.negotiatedTLSVersion = try pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion
+            guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
+            let started = try HTTP2Connection.start(
+                id: id, channel: channel, connectionMetrics: metrics, decompressionLimit: decompressionLimit, pingInterval: pingInterval,
+                pool: delegate)
+            // Last, so that the server's SETTINGS it held back reach the HTTP/2 handler.
+            try pipeline.removeHandler(pipeline.handler(type: TLSHandshakeObserver.self), promise: nil)
+            return started
+        }
+        do {
+            let started = try await setUp.get()
+            // Ready once the server's first SETTINGS say how many streams it allows.
+            let maximumStreams = try await withDeadline(deadline, on: channel) { try await started.1.get() }
+            return EstablishedConnection(connection: started.0, version: .http2, maximumStreams: maximumStreams)
+        } catch {
+            throw (error as? TransportError) ?? .connectionLost("the HTTP/2 connection failed while it was set up", error)
         }
     }
 
@@ -287,7 +340,9 @@ struct ConnectionFactory: Sendable {
     }
 
     /// Awaits `body`, closing the channel (which fails it) when the connect deadline passes.
-    private func withDeadline(_ deadline: NIODeadline?, on channel: any Channel, _ body: () async throws -> Void) async throws {
+    private func withDeadline<Result>(
+        _ deadline: NIODeadline?, on channel: any Channel, _ body: () async throws -> Result
+    ) async throws -> Result {
         guard let deadline else { return try await body() }
         let timedOut = NIOLockedValueBox(false)
         let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
@@ -296,33 +351,52 @@ struct ConnectionFactory: Sendable {
         }
         defer { timer.cancel() }
         do {
-            try await body()
+            return try await body()
         } catch  where timedOut.withLockedValue({ $0 }) {
-            throw TransportError.timedOut("during the TLS handshake")
+            throw TransportError.timedOut("while connecting (TLS handshake or HTTP/2 settings)")
         }
     }
 }
 
-/// Completes a promise when the TLS handshake is done, or fails it if the channel errs or closes
-/// first; then records any error until the connection is set up, which removes it.
+/// Completes a promise with the protocol ALPN chose when the TLS handshake is done, or fails it if
+/// the channel errs or closes first. After the handshake it records the first error and holds back
+/// what the server sends (an HTTP/2 server's SETTINGS come at once) until the connection's handlers
+/// are in place and it is removed, when it hands the held bytes on to them. Touched only on its
+/// channel's event loop.
 final class TLSHandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
-    private let promise: EventLoopPromise<Void>
+    private let promise: EventLoopPromise<String?>
     private var handshakeCompleted = false
+    private var heldBack: [NIOAny] = []
     /// The first error after the handshake, such as an alert refusing the client's certificate.
     private let errorAfterHandshake: NIOLockedValueBox<(any Error)?>
 
-    init(promise: EventLoopPromise<Void>, errorAfterHandshake: NIOLockedValueBox<(any Error)?>) {
+    init(promise: EventLoopPromise<String?>, errorAfterHandshake: NIOLockedValueBox<(any Error)?>) {
         self.promise = promise
         self.errorAfterHandshake = errorAfterHandshake
     }
 
+    /// The protocol ALPN chose (nil when the server chose none).
+    var handshake: EventLoopFuture<String?> { promise.futureResult }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case TLSUserEvent.handshakeCompleted = event {
+        if case TLSUserEvent.handshakeCompleted(let negotiated) = event {
             handshakeCompleted = true
-            promise.succeed()
+            promise.succeed(negotiated)
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if handshakeCompleted {
+            heldBack.append(data)
+        } else {
+            context.fireChannelRead(data)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if heldBack.isEmpty { context.fireChannelReadComplete() }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -339,6 +413,14 @@ final class TLSHandshakeObserver: ChannelInboundHandler, RemovableChannelHandler
             promise.fail(TransportError.connectionLost("the server closed the connection during the TLS handshake"))
         }
         context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if !handshakeCompleted { promise.fail(TransportError.connectionLost("the connection was set up without a TLS handshake")) }
+        let held = heldBack
+        heldBack = []
+        for data in held { context.fireChannelRead(data) }
+        if !held.isEmpty { context.fireChannelReadComplete() }
     }
 }
 
@@ -361,4 +443,12 @@ private final class LazyTLSSetup: Sendable {
             return setup
         }
     }
+}
+
+/// A connection just opened, with what the pool needs to know of it.
+struct EstablishedConnection: Sendable {
+    let connection: any TransportConnection
+    let version: ConnectionPoolStateMachine.HTTPVersion
+    /// How many exchanges it may carry at once: 1, or the HTTP/2 server's stream limit.
+    let maximumStreams: Int
 }

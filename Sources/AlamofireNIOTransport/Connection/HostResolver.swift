@@ -1,4 +1,7 @@
+import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -8,8 +11,7 @@ import Musl
 import Darwin
 #endif
 
-/// Blocking name resolution with getaddrinfo, run on NIO's thread pool, so lookup time is measured
-/// on its own and every address can be tried in order.
+/// Blocking name resolution with getaddrinfo, run on NIO's thread pool by ``HappyEyeballsResolver``.
 enum HostResolver {
     struct Failure: Error, CustomStringConvertible {
         let code: Int32
@@ -45,7 +47,57 @@ enum HostResolver {
             }
             next = info.pointee.ai_next
         }
-        // IPv4 first: loopback servers in tests and most services listen there.
-        return addresses.sorted { ($0.protocol == .inet ? 0 : 1) < ($1.protocol == .inet ? 0 : 1) }
+        return addresses
+    }
+}
+
+/// NIO's Happy Eyeballs asks a `Resolver` for A and AAAA records separately; this one answers both
+/// from a single getaddrinfo call on NIO's thread pool (as the system resolves, `/etc/hosts`
+/// included), and notes when it returned, for the lookup's metrics. IP literals need no lookup.
+/// Futures are on the connecting event loop, as NIO's connector requires.
+final class HappyEyeballsResolver: Resolver, Sendable {
+    private let eventLoop: any EventLoop
+    private let lookup: @Sendable (String, Int) throws -> [SocketAddress]
+    private let state = NIOLockedValueBox<(lookup: EventLoopFuture<[SocketAddress]>?, end: NIODeadline?)>((nil, nil))
+
+    init(eventLoop: any EventLoop, lookup: @escaping @Sendable (String, Int) throws -> [SocketAddress]) {
+        self.eventLoop = eventLoop
+        self.lookup = lookup
+    }
+
+    /// When the lookup returned, if it has.
+    var lookupEnd: NIODeadline? { state.withLockedValue { $0.end } }
+
+    func initiateAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
+        addresses(host: host, port: port).map { $0.filter { $0.protocol == .inet } }
+    }
+
+    func initiateAAAAQuery(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
+        addresses(host: host, port: port).map { $0.filter { $0.protocol == .inet6 } }
+    }
+
+    func cancelQueries() {}
+
+    private func addresses(host: String, port: Int) -> EventLoopFuture<[SocketAddress]> {
+        if let address = try? SocketAddress(ipAddress: host, port: port) {
+            state.withLockedValue { $0.end = $0.end ?? .now() }
+            return eventLoop.makeSucceededFuture([address])
+        }
+        return state.withLockedValue { state in
+            if let lookup = state.lookup { return lookup }
+            let lookup = self.lookup
+            let future = NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+                do {
+                    return try lookup(host, port)
+                } catch let error as TransportError {
+                    throw error
+                } catch {
+                    throw TransportError(.cannotFindHost, "cannot resolve \(host)", underlyingError: error)
+                }
+            }
+            future.whenComplete { _ in self.state.withLockedValue { $0.end = .now() } }
+            state.lookup = future
+            return future
+        }
     }
 }

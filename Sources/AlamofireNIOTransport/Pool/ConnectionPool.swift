@@ -4,26 +4,25 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// Owns the connections to one origin: runs ``ConnectionPoolStateMachine`` under a lock and performs
-/// its actions (open, hand out, close, time out) after the lock is released.
-final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
+/// its actions (open, hand out, close, arm and cancel timers) after the lock is released.
+final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Sendable {
+    typealias Machine = ConnectionPoolStateMachine
+    typealias LeaseCompletion = @Sendable (Result<any TransportConnection, any Error>) -> Void
+
     private struct State {
-        var machine: ConnectionPoolStateMachine
-        var connections: [Int: HTTP1Connection] = [:]
-        var waiters: [Int: @Sendable (Result<HTTP1Connection, any Error>) -> Void] = [:]
+        var machine: Machine
+        var connections: [Int: any TransportConnection] = [:]
+        var waiters: [Int: LeaseCompletion] = [:]
         /// Errors to give waiters whose cancellation raced their registration, or whose connection failed.
         var failures: [Int: any Error] = [:]
-        /// When each idle connection became idle, and which have an idle timer armed. Timers are
-        /// never cancelled (that would wake an event loop from another thread on every lease): when
-        /// one fires it checks how long its connection has really been idle.
-        var idleSince: [Int: NIODeadline] = [:]
-        var idleTimerArmed: Set<Int> = []
-        /// Timers of requests queued with a total deadline.
+        /// The timers the machine has armed, by connection or request.
+        var idleTimers: [Int: Scheduled<Void>] = [:]
         var waitTimers: [Int: Scheduled<Void>] = [:]
+        var backoffTimer: Scheduled<Void>?
     }
 
     let origin: Origin
     private let factory: ConnectionFactory
-    private let idleTimeout: TimeAmount
     private let connectTimeout: TimeAmount?
     private let state: NIOLockedValueBox<State>
     private let logger: Logger
@@ -37,83 +36,76 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
         self.onEmpty = onEmpty
         self.origin = origin
         self.factory = factory
-        self.idleTimeout = idleTimeout
         self.connectTimeout = connectTimeout
         self.logger = logger
-        self.state = NIOLockedValueBox(State(machine: ConnectionPoolStateMachine(maximumConnections: maximumConnections)))
+        let machine = Machine(
+            maximumConnections: maximumConnections, idleTimeout: idleTimeout, mayNegotiateHTTP2: origin.isTLS && factory.offersHTTP2)
+        self.state = NIOLockedValueBox(State(machine: machine))
     }
 
-    /// Asks for a connection; `completion` gets it (or why there is none), at once if one is idle,
+    /// Asks for a connection; `completion` gets it (or why there is none), at once if one has room,
     /// else on the event loop that frees or opens one. `cancel(request:error:)` with the same id ends
     /// the wait, and so does `deadline` if the request has to queue.
-    func lease(
-        request: Int, needsFreshConnection: Bool, deadline: NIODeadline?,
-        completion: @escaping @Sendable (Result<HTTP1Connection, any Error>) -> Void
-    ) {
-        let registered = state.withLockedValue { state -> Result<[ConnectionPoolStateMachine.Action], any Error> in
-            // Cancelled before it asked: fail at once.
-            if let failure = state.failures.removeValue(forKey: request) { return .failure(failure) }
+    func lease(request: Int, needsFreshConnection: Bool, deadline: NIODeadline?, completion: @escaping LeaseCompletion) {
+        let actions = state.withLockedValue { state in
             state.waiters[request] = completion
-            let actions = state.machine.requestLease(request, needsFreshConnection: needsFreshConnection)
-            let servedAtOnce = actions.contains { if case .lease(_, request) = $0 { true } else { false } }
-            if let deadline, !servedAtOnce {
-                state.waitTimers[request] = factory.eventLoopGroup.any().scheduleTask(deadline: deadline) {
-                    self.cancel(
-                        request: request, error: TransportError.timedOut("waiting for a connection (the request's total time limit)"))
-                }
-            }
-            return .success(actions)
+            return state.machine.requestLease(request, needsFreshConnection: needsFreshConnection, deadline: deadline, now: .now())
         }
-        switch registered {
-        case .success(let actions): run(actions)
-        case .failure(let failure): completion(.failure(failure))
-        }
+        run(actions)
     }
 
     /// Stops waiting for a connection, failing the wait with `error`. Harmless once leased.
     func cancel(request: Int, error: any Error) {
-        state.withLockedValue { _ = $0.waitTimers.removeValue(forKey: request) }
-        let actions = state.withLockedValue { state -> [ConnectionPoolStateMachine.Action] in
-            guard state.waiters[request] != nil else {
-                // Not registered yet: the lease call will find the error and throw it at once.
-                state.failures[request] = error
-                return []
-            }
+        let actions = state.withLockedValue { state in
             state.failures[request] = error
             return state.machine.cancelRequest(request)
         }
         run(actions)
     }
 
-    /// Drops a failure recorded for a request that never waited (it finished first).
+    /// Drops what the pool noted for a request that is done (a cancellation that came after its lease).
     func forget(request: Int) {
-        state.withLockedValue { _ = $0.failures.removeValue(forKey: request) }
+        state.withLockedValue { state in
+            state.failures[request] = nil
+            state.machine.forgetRequest(request)
+        }
     }
 
     func shutDown() {
         run(state.withLockedValue { $0.machine.shutDown() })
     }
 
-    // MARK: HTTP1ConnectionDelegate
+    /// Timers armed and not yet fired or cancelled, for the tests.
+    var scheduledTimerCount: Int {
+        state.withLockedValue { $0.idleTimers.count + $0.waitTimers.count + ($0.backoffTimer == nil ? 0 : 1) }
+    }
+
+    // MARK: Connection events
 
     func exchangeFinished(connectionID: Int, reusable: Bool) {
-        run(state.withLockedValue { $0.machine.exchangeFinished(on: connectionID, reusable: reusable) })
+        run(state.withLockedValue { $0.machine.exchangeFinished(on: connectionID, reusable: reusable, now: .now()) })
     }
 
     func idleConnectionClosed(connectionID: Int) {
         // The close future reports it too; nothing more to do here.
     }
 
+    func http2Connection(_ connectionID: Int, maximumStreamsChanged maximum: Int) {
+        run(state.withLockedValue { $0.machine.connectionCapacityChanged(connectionID, capacity: maximum, now: .now()) })
+    }
+
+    func http2ConnectionGoingAway(_ connectionID: Int) {
+        run(state.withLockedValue { $0.machine.connectionGoingAway(connectionID, now: .now()) })
+    }
+
     // MARK: Actions
 
-    private func run(_ actions: [ConnectionPoolStateMachine.Action]) {
+    private func run(_ actions: [Machine.Action]) {
         for action in actions {
             switch action {
             case .lease(let connectionID, let request):
                 let (waiter, connection) = state.withLockedValue { state in
-                    state.waitTimers.removeValue(forKey: request)?.cancel()
-                    state.idleSince.removeValue(forKey: connectionID)
-                    return (state.waiters.removeValue(forKey: request), state.connections[connectionID])
+                    (state.waiters.removeValue(forKey: request), state.connections[connectionID])
                 }
                 if let connection {
                     waiter?(.success(connection))
@@ -123,21 +115,25 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
             case .createConnection(let connectionID):
                 createConnection(connectionID)
             case .closeConnection(let connectionID):
-                let connection = state.withLockedValue { state in
-                    state.idleSince.removeValue(forKey: connectionID)
-                    return state.connections[connectionID]
-                }
-                connection?.close()
-            case .scheduleIdleTimeout(let connectionID):
-                scheduleIdleTimeout(connectionID)
+                state.withLockedValue { $0.connections[connectionID] }?.close()
+            case .scheduleIdleTimeout(let connectionID, let deadline):
+                scheduleIdleTimeout(connectionID, at: deadline)
+            case .cancelIdleTimeout(let connectionID):
+                state.withLockedValue { $0.idleTimers.removeValue(forKey: connectionID) }?.cancel()
+            case .scheduleWaitTimeout(let request, let deadline):
+                scheduleWaitTimeout(request, at: deadline)
+            case .cancelWaitTimeout(let request):
+                state.withLockedValue { $0.waitTimers.removeValue(forKey: request) }?.cancel()
+            case .scheduleBackoff(let deadline):
+                scheduleBackoff(at: deadline)
             case .failRequest(let request, let reason):
                 let (waiter, failure) = state.withLockedValue { state in
-                    state.waitTimers.removeValue(forKey: request)?.cancel()
-                    return (state.waiters.removeValue(forKey: request), state.failures.removeValue(forKey: request))
+                    (state.waiters.removeValue(forKey: request), state.failures.removeValue(forKey: request))
                 }
                 let error: any Error
                 switch reason {
                 case .cancelled: error = failure ?? TransportError.cancelled
+                case .timedOut: error = TransportError.timedOut("waiting for a connection (the request's total time limit)")
                 case .shutDown: error = TransportError(.cancelled, "the transport was shut down")
                 case .connectionFailed: error = failure ?? TransportError(.cannotConnectToHost, "could not connect to \(origin)")
                 case .retired: error = RetiredPoolError()
@@ -154,16 +150,17 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
                 let connection = try await factory.makeConnection(
                     id: connectionID, origin: origin, connectTimeout: connectTimeout, delegate: self)
                 let actions = state.withLockedValue { state in
-                    state.connections[connectionID] = connection
-                    return state.machine.connectionEstablished(connectionID)
+                    state.connections[connectionID] = connection.connection
+                    return state.machine.connectionEstablished(
+                        connectionID, version: connection.version, capacity: connection.maximumStreams, now: .now())
                 }
-                connection.channel.closeFuture.whenComplete { _ in self.connectionClosed(connectionID) }
+                connection.connection.channel.closeFuture.whenComplete { _ in self.connectionClosed(connectionID) }
                 run(actions)
             } catch {
                 logger.debug("connection failed", metadata: ["origin": "\(origin)", "error": "\(error)"])
                 let actions = state.withLockedValue { state in
-                    let actions = state.machine.connectionFailed(connectionID)
-                    // The waiter that fails learns why.
+                    let actions = state.machine.connectionFailed(connectionID, now: .now())
+                    // The waiters that fail learn why.
                     for case .failRequest(let request, .connectionFailed) in actions { state.failures[request] = error }
                     return actions
                 }
@@ -176,8 +173,7 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
     private func connectionClosed(_ connectionID: Int) {
         let actions = state.withLockedValue { state in
             state.connections.removeValue(forKey: connectionID)
-            state.idleSince.removeValue(forKey: connectionID)
-            return state.machine.connectionClosed(connectionID)
+            return state.machine.connectionClosed(connectionID, now: .now())
         }
         run(actions)
         notifyIfEmpty()
@@ -195,34 +191,60 @@ final class ConnectionPool: HTTP1ConnectionDelegate, Sendable {
         state.withLockedValue { $0.machine.retireIfEmpty() }
     }
 
-    /// Notes that the connection became idle, arming its timer unless one is armed already.
-    private func scheduleIdleTimeout(_ connectionID: Int) {
-        state.withLockedValue { state in
-            guard let connection = state.connections[connectionID] else { return }
-            let now = connection.channel.eventLoop.now
-            state.idleSince[connectionID] = now
-            guard !state.idleTimerArmed.contains(connectionID) else { return }
-            state.idleTimerArmed.insert(connectionID)
-            armIdleTimer(connectionID, on: connection, at: now + idleTimeout)
-        }
-    }
+    // MARK: Timers
 
-    private func armIdleTimer(_ connectionID: Int, on connection: HTTP1Connection, at deadline: NIODeadline) {
-        connection.channel.eventLoop.scheduleTask(deadline: deadline) {
-            let actions = self.state.withLockedValue { state -> [ConnectionPoolStateMachine.Action] in
-                state.idleTimerArmed.remove(connectionID)
-                // Leased or gone since: the next release arms a new timer.
-                guard let since = state.idleSince[connectionID] else { return [] }
-                let idleUntil = since + self.idleTimeout
-                if idleUntil > connection.channel.eventLoop.now {
-                    state.idleTimerArmed.insert(connectionID)
-                    self.armIdleTimer(connectionID, on: connection, at: idleUntil)
-                    return []
-                }
-                return state.machine.idleTimeoutFired(connectionID)
+    // Each timer is armed outside the lock and kept only if the machine still wants it when the
+    // handle is stored: a timer that fired or was cancelled in between is not kept.
+
+    private func scheduleIdleTimeout(_ connectionID: Int, at deadline: NIODeadline) {
+        guard let connection = state.withLockedValue({ $0.connections[connectionID] }) else { return }
+        let timer = connection.channel.eventLoop.scheduleTask(deadline: deadline) {
+            let actions = self.state.withLockedValue { state in
+                state.idleTimers[connectionID] = nil
+                return state.machine.idleTimeoutFired(connectionID, now: .now())
             }
             self.run(actions)
         }
+        keep(timer) { state in
+            guard state.machine.idleTimersArmed.contains(connectionID) else { return false }
+            state.idleTimers[connectionID] = timer
+            return true
+        }
+    }
+
+    private func scheduleWaitTimeout(_ request: Int, at deadline: NIODeadline) {
+        let timer = factory.eventLoopGroup.any().scheduleTask(deadline: deadline) {
+            let actions = self.state.withLockedValue { state in
+                state.waitTimers[request] = nil
+                return state.machine.waitTimeoutFired(request)
+            }
+            self.run(actions)
+        }
+        keep(timer) { state in
+            guard state.machine.waiters.contains(where: { $0.id == request }) else { return false }
+            state.waitTimers[request] = timer
+            return true
+        }
+    }
+
+    private func scheduleBackoff(at deadline: NIODeadline) {
+        let timer = factory.eventLoopGroup.any().scheduleTask(deadline: deadline) {
+            let actions = self.state.withLockedValue { state in
+                state.backoffTimer = nil
+                return state.machine.backoffElapsed(now: .now())
+            }
+            self.run(actions)
+        }
+        keep(timer) { state in
+            guard state.machine.isBackoffArmed else { return false }
+            state.backoffTimer = timer
+            return true
+        }
+    }
+
+    /// Stores a timer's handle if `store` says the machine still wants it, else cancels it.
+    private func keep(_ timer: Scheduled<Void>, _ store: (inout State) -> Bool) {
+        if !state.withLockedValue(store) { timer.cancel() }
     }
 }
 

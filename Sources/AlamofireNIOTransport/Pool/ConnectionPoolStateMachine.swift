@@ -1,29 +1,52 @@
 import DequeModule
+import NIOCore
 
-/// The connections to one origin and the requests waiting for one.
+/// The connections to one origin, the requests waiting for one, and every timer the pool runs.
 ///
 /// Every connection counts against the per-host limit from the moment it starts connecting until
-/// its socket has closed (`closing` included), so the server never sees more than the limit. Waiters
-/// are served in arrival order. A waiter that must not reuse a connection (a retry after a stale one)
-/// is served only by a connection opened after it arrived. The owner performs the returned actions
-/// after releasing its lock; nothing here does I/O.
+/// its socket has closed (`closing` included), so the server never sees more than the limit. An
+/// HTTP/1.1 connection carries one exchange at a time; an HTTP/2 connection as many as the server's
+/// `SETTINGS_MAX_CONCURRENT_STREAMS`, and requests beyond that wait for one of its streams, as with
+/// URLSession and AsyncHTTPClient: an origin that speaks h2 gets one connection, and a second only
+/// when the first is going away. While a TLS origin's protocol is unknown, connections open one at a
+/// time: the first tells whether the origin speaks h2, so no HTTP/1.1-sized burst is opened to it.
+///
+/// Waiters are served in arrival order. A waiter that must not reuse a connection (a retry after a
+/// stale one) is served only by a connection opened after it arrived. A failed connection attempt
+/// fails the oldest waiter, and every waiter once no other connection is open or opening; later
+/// attempts back off exponentially until one succeeds.
+///
+/// Timers are actions: the machine says when to arm a waiter's deadline, a connection's idle timer
+/// or the backoff, and when to cancel them; the owner keeps the `Scheduled` handles. A cancellation
+/// that overtakes its request's registration is remembered here and fails the registration. The
+/// owner performs the returned actions after releasing its lock; nothing here does I/O or reads a
+/// clock (`now` comes in with each event), so every path is tested as a value.
 struct ConnectionPoolStateMachine {
+    enum HTTPVersion: Equatable {
+        case http1
+        case http2
+    }
+
     enum ConnectionState: Equatable {
         case connecting
-        case idle
-        case leased
-        /// Asked to close (or closing by itself); still counts until its socket closes.
+        /// Open with `leased` exchanges running, at most `capacity` (1 for HTTP/1.1); idle at 0.
+        case open(HTTPVersion, leased: Int, capacity: Int)
+        /// Asked to close, closing by itself, or told by its server to go away: takes nothing new
+        /// and still counts until its socket closes.
         case closing
     }
 
     struct Waiter: Equatable {
         var id: Int
         var needsFreshConnection: Bool
+        var deadline: NIODeadline?
     }
 
     enum FailureReason: Equatable {
         case cancelled
         case shutDown
+        /// The waiter's deadline passed while it waited.
+        case timedOut
         /// The connection opened for this request failed; the owner has the error.
         case connectionFailed
         /// The pool was retired (empty and unused): ask the transport for the origin's new pool.
@@ -31,27 +54,50 @@ struct ConnectionPoolStateMachine {
     }
 
     enum Action: Equatable {
-        /// Hand the connection to the request.
+        /// Hand the connection to the request (for HTTP/2, one of its streams).
         case lease(connection: Int, request: Int)
-        /// Open a new connection.
         case createConnection(Int)
-        /// Close the connection.
         case closeConnection(Int)
-        /// Start the idle timer of a connection that just became idle.
-        case scheduleIdleTimeout(Int)
+        case scheduleIdleTimeout(Int, at: NIODeadline)
+        case cancelIdleTimeout(Int)
+        case scheduleWaitTimeout(request: Int, at: NIODeadline)
+        case cancelWaitTimeout(request: Int)
+        /// Call ``backoffElapsed(now:)`` at this time.
+        case scheduleBackoff(at: NIODeadline)
         case failRequest(Int, FailureReason)
     }
 
     let maximumConnections: Int
+    let idleTimeout: TimeAmount
+    /// Whether connections may negotiate HTTP/2 (TLS with h2 offered).
+    let mayNegotiateHTTP2: Bool
     private(set) var connections: [Int: ConnectionState] = [:]
     private(set) var waiters: Deque<Waiter> = []
+    /// What the origin's newest connection negotiated.
+    private(set) var httpVersion: HTTPVersion?
     private(set) var isShutDown = false
     /// Dropped by its owner for being empty: every later request goes to a new pool.
     private(set) var isRetired = false
+    /// Connection attempts that failed since the last one that succeeded.
+    private(set) var consecutiveFailures = 0
+    /// Requests cancelled before they asked for a lease.
+    private(set) var cancelledEarly: Set<Int> = []
+    /// When each idle connection became idle, and which have an idle timer armed. An idle timer is
+    /// not cancelled when its connection is leased (that would wake an event loop from another
+    /// thread on every lease): when it fires it checks how long the connection has really been idle.
+    private(set) var idleSince: [Int: NIODeadline] = [:]
+    private(set) var idleTimersArmed: Set<Int> = []
+    private var retryNotBefore: NIODeadline?
+    private(set) var isBackoffArmed = false
     private var nextConnectionID: Int
 
-    init(maximumConnections: Int, firstConnectionID: Int = 0) {
+    static let firstBackoff = TimeAmount.milliseconds(25)
+    static let longestBackoff = TimeAmount.seconds(2)
+
+    init(maximumConnections: Int, idleTimeout: TimeAmount = .seconds(60), mayNegotiateHTTP2: Bool = false, firstConnectionID: Int = 0) {
         self.maximumConnections = max(1, maximumConnections)
+        self.idleTimeout = idleTimeout
+        self.mayNegotiateHTTP2 = mayNegotiateHTTP2
         self.nextConnectionID = firstConnectionID
     }
 
@@ -59,6 +105,12 @@ struct ConnectionPoolStateMachine {
 
     /// True when no connection exists and nobody waits: the pool can be dropped.
     var isEmpty: Bool { connections.isEmpty && waiters.isEmpty }
+
+    /// How long to wait before the next attempt after `failures` consecutive failed ones.
+    static func backoff(afterFailures failures: Int) -> TimeAmount {
+        let doublings = min(max(failures - 1, 0), 16)
+        return min(firstBackoff * (1 << doublings), longestBackoff)
+    }
 
     // MARK: Requests
 
@@ -69,98 +121,158 @@ struct ConnectionPoolStateMachine {
         return true
     }
 
-    mutating func requestLease(_ request: Int, needsFreshConnection: Bool = false) -> [Action] {
+    mutating func requestLease(
+        _ request: Int, needsFreshConnection: Bool = false, deadline: NIODeadline? = nil, now: NIODeadline
+    )
+        -> [Action]
+    {
         if isShutDown { return [.failRequest(request, .shutDown)] }
         if isRetired { return [.failRequest(request, .retired)] }
-        if !needsFreshConnection, let idle = connections.first(where: { $0.value == .idle })?.key {
-            connections[idle] = .leased
-            return [.lease(connection: idle, request: request)]
+        if cancelledEarly.remove(request) != nil { return [.failRequest(request, .cancelled)] }
+        if !needsFreshConnection, let connection = connectionWithRoom() {
+            return [lease(connection, to: request)]
         }
-        waiters.append(Waiter(id: request, needsFreshConnection: needsFreshConnection))
-        var actions = openConnectionsForWaiters()
-        if actions.isEmpty, needsFreshConnection, waiters.count > connectingCount,
-            let idle = connections.first(where: { $0.value == .idle })?.key
-        {
+        waiters.append(Waiter(id: request, needsFreshConnection: needsFreshConnection, deadline: deadline))
+        var actions = deadline.map { [Action.scheduleWaitTimeout(request: request, at: $0)] } ?? []
+        let opening = openConnectionsForWaiters(now: now)
+        actions += opening
+        if opening.isEmpty, needsFreshConnection, waiters.count > connectingCount, let idle = idleConnection() {
             // Full of idle connections this request may not use: close one to make room.
             connections[idle] = .closing
+            idleSince[idle] = nil
             actions.append(.closeConnection(idle))
         }
         return actions
     }
 
+    /// Ends a request's wait. A request not (yet) waiting is remembered, so that a registration
+    /// that comes after its cancellation fails at once; ``forgetRequest(_:)`` drops the note.
     mutating func cancelRequest(_ request: Int) -> [Action] {
-        guard let index = waiters.firstIndex(where: { $0.id == request }) else { return [] }
+        guard let waiter = removeWaiter(request) else {
+            cancelledEarly.insert(request)
+            return []
+        }
+        return failing(waiter, .cancelled)
+    }
+
+    mutating func waitTimeoutFired(_ request: Int) -> [Action] {
+        guard let index = waiters.firstIndex(where: { $0.id == request && $0.deadline != nil }) else { return [] }
         waiters.remove(at: index)
-        return [.failRequest(request, .cancelled)]
+        return [.failRequest(request, .timedOut)]
+    }
+
+    /// The request is done with the pool, however it ended.
+    mutating func forgetRequest(_ request: Int) {
+        cancelledEarly.remove(request)
     }
 
     // MARK: Connections
 
-    mutating func connectionEstablished(_ connection: Int) -> [Action] {
+    mutating func connectionEstablished(_ connection: Int, version: HTTPVersion, capacity: Int = 1, now: NIODeadline) -> [Action] {
         guard connections[connection] == .connecting else { return [] }
+        consecutiveFailures = 0
+        retryNotBefore = nil
+        httpVersion = version
         if isShutDown {
             connections[connection] = .closing
             return [.closeConnection(connection)]
         }
-        if !waiters.isEmpty {
-            let waiter = waiters.removeFirst()
-            connections[connection] = .leased
-            return [.lease(connection: connection, request: waiter.id)]
-        }
-        connections[connection] = .idle
-        return [.scheduleIdleTimeout(connection)]
+        connections[connection] = .open(version, leased: 0, capacity: max(1, capacity))
+        return serveWaiters(on: connection, isNew: true, now: now) + openConnectionsForWaiters(now: now)
     }
 
-    /// The attempt failed: the oldest waiter gets the error, and the others get a new attempt if
-    /// there is room.
-    mutating func connectionFailed(_ connection: Int) -> [Action] {
+    /// An HTTP/2 server changed its stream limit.
+    mutating func connectionCapacityChanged(_ connection: Int, capacity: Int, now: NIODeadline) -> [Action] {
+        guard case .open(let version, let leased, _) = connections[connection] else { return [] }
+        connections[connection] = .open(version, leased: leased, capacity: max(1, capacity))
+        return serveWaiters(on: connection, isNew: false, now: now)
+    }
+
+    /// An HTTP/2 server sent GOAWAY: the connection takes no new stream and closes itself once its
+    /// streams are done.
+    mutating func connectionGoingAway(_ connection: Int, now: NIODeadline) -> [Action] {
+        guard case .open = connections[connection] else { return [] }
+        connections[connection] = .closing
+        idleSince[connection] = nil
+        return openConnectionsForWaiters(now: now)
+    }
+
+    /// The attempt failed: the oldest waiter gets the error, and so does every other once no
+    /// connection is left to serve them. Later attempts wait for the backoff.
+    mutating func connectionFailed(_ connection: Int, now: NIODeadline) -> [Action] {
         guard connections.removeValue(forKey: connection) != nil else { return [] }
+        consecutiveFailures += 1
+        retryNotBefore = now + Self.backoff(afterFailures: consecutiveFailures)
         var actions: [Action] = []
         if !waiters.isEmpty {
-            actions.append(.failRequest(waiters.removeFirst().id, .connectionFailed))
+            actions += failing(waiters.removeFirst(), .connectionFailed)
         }
-        return actions + openConnectionsForWaiters()
+        let othersMayServe = connections.values.contains { if case .closing = $0 { false } else { true } }
+        if !othersMayServe {
+            while !waiters.isEmpty { actions += failing(waiters.removeFirst(), .connectionFailed) }
+        }
+        return actions + openConnectionsForWaiters(now: now)
+    }
+
+    mutating func backoffElapsed(now: NIODeadline) -> [Action] {
+        isBackoffArmed = false
+        retryNotBefore = nil
+        return openConnectionsForWaiters(now: now)
     }
 
     /// An exchange ended; a `reusable` connection can serve again, any other is closing.
-    mutating func exchangeFinished(on connection: Int, reusable: Bool) -> [Action] {
-        guard connections[connection] == .leased else { return [] }
-        guard reusable, !isShutDown else {
+    mutating func exchangeFinished(on connection: Int, reusable: Bool, now: NIODeadline) -> [Action] {
+        guard case .open(let version, let leased, let capacity) = connections[connection], leased > 0 else { return [] }
+        let stillLeased = leased - 1
+        guard reusable, !isShutDown || stillLeased > 0 else {
             connections[connection] = .closing
-            return [.closeConnection(connection)] + openConnectionsForWaiters()
+            return [.closeConnection(connection)] + openConnectionsForWaiters(now: now)
         }
+        connections[connection] = .open(version, leased: stillLeased, capacity: capacity)
+        if isShutDown { return [] }
         if let index = waiters.firstIndex(where: { !$0.needsFreshConnection }) {
             let waiter = waiters.remove(at: index)
-            return [.lease(connection: connection, request: waiter.id)]
+            return cancellingTimer(of: waiter) + [lease(connection, to: waiter.id)]
         }
-        if !waiters.isEmpty && roomForMore == 0 {
+        if stillLeased == 0, !waiters.isEmpty, roomForMore == 0 {
             // Only waiters that need a new connection remain and the limit is reached: make room.
             connections[connection] = .closing
             return [.closeConnection(connection)]
         }
-        connections[connection] = .idle
-        return [.scheduleIdleTimeout(connection)] + openConnectionsForWaiters()
+        let idle = stillLeased == 0 ? becameIdle(connection, now: now) : []
+        return idle + openConnectionsForWaiters(now: now)
     }
 
-    mutating func idleTimeoutFired(_ connection: Int) -> [Action] {
-        guard connections[connection] == .idle else { return [] }
+    mutating func idleTimeoutFired(_ connection: Int, now: NIODeadline) -> [Action] {
+        idleTimersArmed.remove(connection)
+        guard case .open(_, leased: 0, _) = connections[connection], let since = idleSince[connection] else { return [] }
+        if since + idleTimeout > now {
+            // Used since the timer was armed: wait for the rest of the new idle period.
+            idleTimersArmed.insert(connection)
+            return [.scheduleIdleTimeout(connection, at: since + idleTimeout)]
+        }
         connections[connection] = .closing
+        idleSince[connection] = nil
         return [.closeConnection(connection)]
     }
 
     /// The socket closed, for whatever reason: the connection stops counting.
-    mutating func connectionClosed(_ connection: Int) -> [Action] {
+    mutating func connectionClosed(_ connection: Int, now: NIODeadline) -> [Action] {
         guard let state = connections[connection], state != .connecting else { return [] }
         connections.removeValue(forKey: connection)
-        return openConnectionsForWaiters()
+        idleSince[connection] = nil
+        let timer = idleTimersArmed.remove(connection) != nil ? [Action.cancelIdleTimeout(connection)] : []
+        return timer + openConnectionsForWaiters(now: now)
     }
 
     mutating func shutDown() -> [Action] {
         isShutDown = true
-        var actions = waiters.map { Action.failRequest($0.id, .shutDown) }
-        waiters.removeAll()
-        for (connection, state) in connections where state == .idle {
+        var actions: [Action] = []
+        while !waiters.isEmpty { actions += failing(waiters.removeFirst(), .shutDown) }
+        for (connection, state) in connections {
+            guard case .open(_, leased: 0, _) = state else { continue }
             connections[connection] = .closing
+            idleSince[connection] = nil
             actions.append(.closeConnection(connection))
         }
         return actions
@@ -170,11 +282,74 @@ struct ConnectionPoolStateMachine {
 
     private var roomForMore: Int { maximumConnections - connections.count }
 
-    /// Opens connections until every waiter has one coming or the limit is reached.
-    private mutating func openConnectionsForWaiters() -> [Action] {
-        guard !isShutDown else { return [] }
+    /// The open connection with room for another exchange, the lowest id first.
+    private func connectionWithRoom() -> Int? {
+        var best: Int?
+        for (id, state) in connections {
+            guard case .open(_, let leased, let capacity) = state, leased < capacity else { continue }
+            if best.map({ id < $0 }) ?? true { best = id }
+        }
+        return best
+    }
+
+    private func idleConnection() -> Int? {
+        connections.first { if case .open(_, leased: 0, _) = $0.value { true } else { false } }?.key
+    }
+
+    private mutating func lease(_ connection: Int, to request: Int) -> Action {
+        if case .open(let version, let leased, let capacity) = connections[connection] {
+            connections[connection] = .open(version, leased: leased + 1, capacity: capacity)
+        }
+        idleSince[connection] = nil
+        return .lease(connection: connection, request: request)
+    }
+
+    /// Leases the connection to waiters while it has room; a connection that stays idle arms its timer.
+    private mutating func serveWaiters(on connection: Int, isNew: Bool, now: NIODeadline) -> [Action] {
         var actions: [Action] = []
-        while waiters.count > connectingCount, roomForMore > 0 {
+        while case .open(_, let leased, let capacity) = connections[connection], leased < capacity,
+            let index = waiters.firstIndex(where: { isNew || !$0.needsFreshConnection })
+        {
+            let waiter = waiters.remove(at: index)
+            actions += cancellingTimer(of: waiter) + [lease(connection, to: waiter.id)]
+        }
+        if case .open(_, leased: 0, _) = connections[connection] { actions += becameIdle(connection, now: now) }
+        return actions
+    }
+
+    private mutating func becameIdle(_ connection: Int, now: NIODeadline) -> [Action] {
+        idleSince[connection] = now
+        guard idleTimersArmed.insert(connection).inserted else { return [] }
+        return [.scheduleIdleTimeout(connection, at: now + idleTimeout)]
+    }
+
+    private mutating func removeWaiter(_ request: Int) -> Waiter? {
+        guard let index = waiters.firstIndex(where: { $0.id == request }) else { return nil }
+        return waiters.remove(at: index)
+    }
+
+    private func cancellingTimer(of waiter: Waiter) -> [Action] {
+        waiter.deadline == nil ? [] : [.cancelWaitTimeout(request: waiter.id)]
+    }
+
+    private func failing(_ waiter: Waiter, _ reason: FailureReason) -> [Action] {
+        cancellingTimer(of: waiter) + [.failRequest(waiter.id, reason)]
+    }
+
+    /// Opens connections until every waiter has one coming or the limit is reached; only one at a
+    /// time while the origin may speak HTTP/2, and none before the backoff after a failure.
+    private mutating func openConnectionsForWaiters(now: NIODeadline) -> [Action] {
+        guard !isShutDown, !isRetired, waiters.count > connectingCount, roomForMore > 0 else { return [] }
+        if let notBefore = retryNotBefore, now < notBefore {
+            guard !isBackoffArmed else { return [] }
+            isBackoffArmed = true
+            return [.scheduleBackoff(at: notBefore)]
+        }
+        let servedByHTTP2 = connections.values.contains { if case .open(.http2, _, _) = $0 { true } else { false } }
+        guard !servedByHTTP2 else { return [] }
+        let oneAtATime = mayNegotiateHTTP2 && httpVersion != .http1
+        var actions: [Action] = []
+        while waiters.count > connectingCount, roomForMore > 0, !(oneAtATime && connectingCount > 0) {
             let id = nextConnectionID
             nextConnectionID += 1
             connections[id] = .connecting

@@ -1,31 +1,38 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHPACK
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 
-/// Told of what happens to a connection, on its event loop.
-protocol HTTP1ConnectionDelegate: AnyObject, Sendable {
-    /// The exchange is done; the connection is idle again if `reusable`, else it is closing.
+/// Told of what happens to a channel carrying exchanges, on its event loop.
+protocol ExchangeHandlerDelegate: AnyObject, Sendable {
+    /// The exchange is done; the channel is idle again if `reusable`, else it is closing.
     func exchangeFinished(connectionID: Int, reusable: Bool)
-    /// The connection closed while it was idle.
+    /// The channel closed while it was idle.
     func idleConnectionClosed(connectionID: Int)
 }
 
-/// Runs exchanges on one HTTP/1.1 connection: performs the actions of ``HTTP1ConnectionStateMachine``.
+/// Runs exchanges on a channel that speaks `HTTPClientRequestPart`s and `HTTPClientResponsePart`s:
+/// a whole HTTP/1.1 connection, one exchange after another, or one HTTP/2 stream behind NIOHTTP2's
+/// HTTP/1 translation, for exactly one exchange. It performs the actions of
+/// ``ExchangeChannelStateMachine``.
 ///
 /// Back-pressure on reading follows NIO's usual pattern: the channel's `read()` requests pass through
 /// this handler, which holds one back while the body consumer wants no more and issues it when demand
-/// returns. While waiting for a head and while idle (to see the server close) reads flow freely.
-/// Writing a streamed body waits whenever the channel is not writable, so neither direction buffers
-/// more than a few chunks.
-final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+/// returns. While waiting for a head and while idle (to see the server close) reads flow freely. On
+/// an HTTP/2 stream a held-back read also holds back the stream's flow-control window, so a slow
+/// consumer slows its own stream only. Writing a streamed body waits whenever the channel is not
+/// writable (on a stream, whenever the peer's window is spent), so neither direction buffers more
+/// than a few chunks.
+final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
-    private var stateMachine = HTTP1ConnectionStateMachine()
+    private var stateMachine = ExchangeChannelStateMachine()
     private var exchange: ActiveExchange?
     private var context: ChannelHandlerContext?
     /// A read the channel asked for while the consumer wanted no more body.
@@ -34,17 +41,36 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var lastError: (any Error)?
     /// The server's alert refusing the client's certificate, kept though later errors follow it.
     private var certificateAlert: TransportError?
-    private let byteCounter: ByteCountingHandler
+    private let byteCounter: any ReceivedByteCounter
     let connectionID: Int
-    /// Connection-level metrics (lookup, connect, TLS, addresses), copied into each exchange's.
+    /// Connection-level metrics (lookup, connect, TLS, addresses, protocol), copied into each exchange's.
     let connectionMetrics: ExchangeMetrics
-    weak var delegate: (any HTTP1ConnectionDelegate)?
-    private(set) var completedExchanges = 0
+    /// Whether the channel is an HTTP/2 stream: one exchange, never kept alive.
+    let carriesOneExchange: Bool
+    weak var delegate: (any ExchangeHandlerDelegate)?
+    /// On an HTTP/2 stream, the error that ended its connection, if any.
+    var connectionError: (() -> (any Error)?)?
+    /// On an HTTP/2 stream, whether the server's GOAWAY left the stream unprocessed.
+    var refusedByGoAway: ((any Channel) -> Bool)?
+    /// Exchanges completed on the connection before this one's, counting other streams on HTTP/2.
+    private(set) var completedExchanges: Int
 
-    init(connectionID: Int, byteCounter: ByteCountingHandler, connectionMetrics: ExchangeMetrics) {
+    /// - Parameters:
+    ///   - connectionID: the pool's id for the connection.
+    ///   - byteCounter: counts what the channel receives, for the byte metrics.
+    ///   - connectionMetrics: the connection's setup metrics.
+    ///   - carriesOneExchange: true on an HTTP/2 stream.
+    ///   - previousExchanges: exchanges the connection served before (other streams), so that
+    ///     `isReusedConnection` is true for every stream after the first.
+    init(
+        connectionID: Int, byteCounter: any ReceivedByteCounter, connectionMetrics: ExchangeMetrics, carriesOneExchange: Bool = false,
+        previousExchanges: Int = 0
+    ) {
         self.connectionID = connectionID
         self.byteCounter = byteCounter
         self.connectionMetrics = connectionMetrics
+        self.carriesOneExchange = carriesOneExchange
+        self.completedExchanges = previousExchanges
     }
 
     // MARK: Channel events
@@ -67,6 +93,12 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        // A stream closes with its connection: the connection's error (a malformed frame, a GOAWAY
+        // with an error code) says why.
+        if let error = connectionError?() {
+            if certificateAlert == nil { certificateAlert = ClientCertificateAlert.transportError(for: error) }
+            if lastError == nil || lastError is NIOHTTP2Errors.StreamClosed { lastError = error }
+        }
         perform(stateMachine.channelInactive(), context)
         context.fireChannelInactive()
     }
@@ -120,15 +152,21 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         newExchange.mayRetryOnFreshConnection = isReused
         newExchange.wireBytesAtStart = byteCounter.received
 
-        let keepAlive = newExchange.head.isKeepAlive
+        let keepAlive = !carriesOneExchange && newExchange.head.isKeepAlive
         let streamed: Bool
         switch newExchange.request.body {
         case .none, .bytes: streamed = false
         case .file, .stream: streamed = true
         }
         exchange = newExchange
+        newExchange.handler = self
         lastError = nil
         perform(stateMachine.startExchange(keepAlive: keepAlive, hasStreamedBody: streamed), context)
+        // A cancellation that arrived while the exchange was on its way here (an HTTP/2 stream
+        // being opened) takes effect now.
+        if let pending = newExchange.pendingCancellation, exchange === newExchange {
+            cancel(newExchange, error: pending)
+        }
     }
 
     /// Cancels the running exchange, if it is `target`.
@@ -140,7 +178,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     // MARK: Performing actions
 
-    private func perform(_ action: HTTP1ConnectionStateMachine.Action, _ context: ChannelHandlerContext) {
+    private func perform(_ action: ExchangeChannelStateMachine.Action, _ context: ChannelHandlerContext) {
         switch action {
         case .none:
             break
@@ -228,7 +266,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     /// Writes one chunk; the future completes when the writer may send the next one.
     private func writeBodyChunk(_ chunk: ByteBuffer, for target: ActiveExchange, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        guard let context, exchange === target, case .active(let state) = stateMachine.state, state.request == .sendingBody else {
+        guard let context, exchange === target, stateMachine.exchange?.isSendingBody == true else {
             return eventLoop.makeFailedFuture(TransportError.cancelled)
         }
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
@@ -242,7 +280,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     private func finishRequestBody(for target: ActiveExchange) {
-        guard let context, exchange === target, case .active(let state) = stateMachine.state, state.request == .sendingBody else { return }
+        guard let context, exchange === target, stateMachine.exchange?.isSendingBody == true else { return }
         if let expected = target.requestBodyLength, expected != target.requestBodyBytesSent {
             lastError = TransportError(
                 .cannotDecodeRawData, "the request body had \(target.requestBodyBytesSent) bytes, not the \(expected) announced")
@@ -300,7 +338,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The consumer stopped iterating (or dropped the body) before its end: the rest of the response
     /// would have to be read and thrown away, so the connection is closed instead.
     private func consumerTerminated(_ target: ActiveExchange) {
-        guard exchange === target, let context, case .active(let state) = stateMachine.state, state.response != .finished else { return }
+        guard exchange === target, let context, stateMachine.exchange?.isReceivingResponse == true else { return }
         lastError = TransportError.cancelled
         perform(stateMachine.cancel(), context)
     }
@@ -313,11 +351,12 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         exchange.metrics.requestBodyBytesSent = exchange.requestBodyBytesSent
         exchange.metrics.responseBodyBytesAfterDecoding = exchange.responseBodyBytes
         let wire = byteCounter.received - exchange.wireBytesAtStart
-        exchange.metrics.responseBodyBytesReceived = max(0, wire - exchange.metrics.responseHeaderBytesReceived)
+        let headBytes = byteCounter.countsHeads ? exchange.metrics.responseHeaderBytesReceived : 0
+        exchange.metrics.responseBodyBytesReceived = max(0, wire - headBytes)
         exchange.succeed(ExchangeCompletion(trailers: trailers, metrics: exchange.metrics))
     }
 
-    private func failExchange(_ kind: HTTP1ConnectionStateMachine.TransportErrorKind) {
+    private func failExchange(_ kind: ExchangeStateMachine.FailureKind) {
         guard let exchange else { return }
         self.exchange = nil
         let error: TransportError
@@ -327,6 +366,21 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .timedOut:
             error = .timedOut("waiting for the server (no data for the idle interval)")
         case .closedBeforeResponse, .errorBeforeResponse:
+            let bodyReplayable: Bool
+            switch exchange.request.body {
+            case .none, .bytes, .file: bodyReplayable = true
+            case .stream: bodyReplayable = exchange.requestBodyBytesSent == 0
+            }
+            if let closed = lastError as? NIOHTTP2Errors.StreamClosed,
+                closed.errorCode == .refusedStream
+                    || (closed.errorCode == .cancel && context.flatMap { refusedByGoAway?($0.channel) } == true)
+            {
+                let refused = closed
+                // RFC 9113 §8.7: the server did not process it, so any method may go again.
+                let error = TransportError.connectionLost("the server refused the stream", refused)
+                exchange.fail(bodyReplayable ? RefusedStreamError(error: error) : error)
+                return
+            }
             let closed: TransportError
             if let certificateAlert {
                 // The server judged the client's certificate after the handshake (TLS 1.3): final.
@@ -340,11 +394,6 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
                 return
             } else {
                 closed = Self.map(lastError) ?? .connectionLost("the connection failed before the response")
-            }
-            let bodyReplayable: Bool
-            switch exchange.request.body {
-            case .none, .bytes, .file: bodyReplayable = true
-            case .stream: bodyReplayable = exchange.requestBodyBytesSent == 0
             }
             if exchange.mayRetryOnFreshConnection && bodyReplayable
                 && (exchange.head.method.isIdempotent || exchange.requestBodyBytesSent == 0)
@@ -404,6 +453,14 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             return TransportError(.cannotDecodeContentData, "the compressed body could not be decoded", underlyingError: error)
         case let error as NIOHTTPDecompression.ExtraDecompressionError:
             return TransportError(.cannotDecodeContentData, "the compressed body could not be decoded", underlyingError: error)
+        case let error as NIOHTTP2Errors.StreamClosed where error.errorCode == .protocolError:
+            return .badResponse("the stream broke the HTTP/2 protocol", error)
+        case let error as NIOHTTP2Errors.StreamClosed:
+            return .connectionLost("the server reset the stream (\(error.errorCode))", error)
+        case let error as any NIOHTTP2Error:
+            return .badResponse("the server broke the HTTP/2 protocol", error)
+        case let error as any NIOHPACKError:
+            return .badResponse("the server sent a header block that cannot be decoded", error)
         case let error?:
             return .connectionLost("the connection failed", error)
         }
@@ -412,6 +469,12 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
 /// A failure on a reused connection before any response byte, where retrying is safe.
 struct StaleConnectionError: Error {
+    let error: TransportError
+}
+
+/// An HTTP/2 stream the server refused (RST_STREAM or GOAWAY with REFUSED_STREAM): it was not
+/// processed, so it is retried once on a new stream whatever its method.
+struct RefusedStreamError: Error {
     let error: TransportError
 }
 

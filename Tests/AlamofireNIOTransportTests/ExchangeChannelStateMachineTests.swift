@@ -4,8 +4,8 @@ import Testing
 
 @testable import AlamofireNIOTransport
 
-@Suite struct HTTP1ConnectionStateMachineTests {
-    typealias Machine = HTTP1ConnectionStateMachine
+@Suite struct ExchangeChannelStateMachineTests {
+    typealias Machine = ExchangeChannelStateMachine
     let ok = HTTPResponseHead(version: .http1_1, status: .ok)
     let okClose = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Connection": "close"])
 

@@ -54,6 +54,11 @@ final class ActiveExchange: @unchecked Sendable {
     var idleTimeoutTask: Scheduled<Void>?
     /// Whether the exchange may be retried on a new connection if this one turns out dead.
     var mayRetryOnFreshConnection = false
+    /// The handler running the exchange, once it has started: where a cancellation goes.
+    weak var handler: ExchangeHandler?
+    /// A cancellation that arrived before the exchange reached its handler (an HTTP/2 stream
+    /// still being opened); the handler applies it when the exchange starts.
+    var pendingCancellation: TransportError?
     private let tracker: ExchangeTracker?
 
     init(

@@ -8,8 +8,8 @@ import Testing
 @testable import AlamofireNIOTransport
 
 /// The connection handler in memory: parts in, parts out, no sockets.
-@Suite struct HTTP1ConnectionHandlerTests {
-    final class RecordingDelegate: HTTP1ConnectionDelegate, @unchecked Sendable {
+@Suite struct ExchangeHandlerTests {
+    final class RecordingDelegate: ExchangeHandlerDelegate, @unchecked Sendable {
         private let lock = NIOLock()
         private var _finished: [Bool] = []
         private var _idleClosed = 0
@@ -38,14 +38,14 @@ import Testing
 
     struct Fixture {
         let channel: NIOAsyncTestingChannel
-        let box: Unchecked<HTTP1ConnectionHandler>
-        var handler: HTTP1ConnectionHandler { box.value }
+        let box: Unchecked<ExchangeHandler>
+        var handler: ExchangeHandler { box.value }
         let delegate = RecordingDelegate()
         let reads = ReadCounter()
 
         init() async throws {
             channel = NIOAsyncTestingChannel()
-            let handler = HTTP1ConnectionHandler(
+            let handler = ExchangeHandler(
                 connectionID: 7, byteCounter: ByteCountingHandler(), connectionMetrics: ExchangeMetrics(fetchStart: .now()))
             handler.delegate = delegate
             box = Unchecked(value: handler)
