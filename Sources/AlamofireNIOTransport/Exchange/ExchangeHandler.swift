@@ -386,6 +386,10 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // The server judged the client's certificate after the handshake (TLS 1.3): final.
                 exchange.fail(certificateAlert)
                 return
+            } else if let violation = Self.protocolViolation(lastError) {
+                // The connection died of the server's broken HTTP/2: retrying would meet it again.
+                exchange.fail(violation)
+                return
             } else if kind == .closedBeforeResponse {
                 closed = .connectionLost("the server closed the connection before responding", lastError)
             } else if let error = lastError as? TransportError {
@@ -436,6 +440,16 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         scheduleIdleTimeout(target, context)
+    }
+
+    /// The error for a server that broke HTTP/2 (a bad frame, an undecodable header block), if that
+    /// is what `error` says.
+    static func protocolViolation(_ error: (any Error)?) -> TransportError? {
+        switch error {
+        case is NIOHTTP2Errors.StreamClosed: nil
+        case is any NIOHTTP2Error, is any NIOHPACKError: map(error)
+        default: nil
+        }
     }
 
     /// Translates errors from NIO's layers into the codes URLSession uses.

@@ -1,0 +1,183 @@
+import AlamofireNIOTransport
+import Foundation
+import HTTPBinServer
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Testing
+
+/// A small HTTP/2 server on NIOHTTP2 that misbehaves on purpose: each connection answers its
+/// streams as `behaviour` says, frame by frame.
+final class MisbehavingHTTP2Server: Sendable {
+    enum Behaviour: Sendable {
+        /// RST_STREAM REFUSED_STREAM on the connection's first stream, answers after.
+        case refuseFirstStream
+        /// GOAWAY (last stream id 0) on the first connection's first request, answers after.
+        case goAwayOnFirstConnection
+        /// Garbage where the next frame should be, on every request.
+        case malformedFrame
+        /// RST_STREAM INTERNAL_ERROR on every stream.
+        case resetStream
+        /// GOAWAY PROTOCOL_ERROR on every request.
+        case goAwayWithError
+    }
+
+    let port: Int
+    let certificates: TestCertificates
+    private let channel: any Channel
+    private let state: NIOLockedValueBox<(connections: Int, streams: Int)>
+
+    var connections: Int { state.withLockedValue { $0.connections } }
+    var streams: Int { state.withLockedValue { $0.streams } }
+
+    init(_ behaviour: Behaviour) async throws {
+        let certificates = try TestCertificates.generate()
+        let leaf = certificates.leaf(for: .valid)
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: leaf.certificateDER, format: .der))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem)))
+        tls.applicationProtocols = ["h2"]
+        let context = try NIOSSLContext(configuration: tls)
+        let state = NIOLockedValueBox((connections: 0, streams: 0))
+        self.channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let connection = state.withLockedValue { state in
+                        state.connections += 1
+                        return state.connections
+                    }
+                    let raw = RawWriter()
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    try channel.pipeline.syncOperations.addHandler(raw)
+                    try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server))
+                    try channel.pipeline.syncOperations.addHandler(
+                        Responder(behaviour: behaviour, connection: connection, raw: raw, state: state))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        self.port = channel.localAddress!.port!
+        self.certificates = certificates
+        self.state = state
+    }
+
+    func url(_ path: String) -> URL { URL(string: "https://localhost:\(port)\(path)")! }
+
+    func close() async throws { try await channel.close() }
+
+    /// Lets the responder write bytes below NIOHTTP2.
+    final class RawWriter: ChannelOutboundHandler, Sendable {
+        typealias OutboundIn = ByteBuffer
+    }
+
+    final class Responder: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = HTTP2Frame
+        typealias OutboundOut = HTTP2Frame
+        let behaviour: Behaviour
+        let connection: Int
+        let raw: RawWriter
+        let state: NIOLockedValueBox<(connections: Int, streams: Int)>
+        var streamsHere = 0
+
+        init(behaviour: Behaviour, connection: Int, raw: RawWriter, state: NIOLockedValueBox<(connections: Int, streams: Int)>) {
+            self.behaviour = behaviour
+            self.connection = connection
+            self.raw = raw
+            self.state = state
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            guard case .headers(let headers) = frame.payload, headers.endStream else { return }
+            streamsHere += 1
+            state.withLockedValue { $0.streams += 1 }
+            let stream = frame.streamID
+            switch behaviour {
+            case .refuseFirstStream where streamsHere == 1:
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.refusedStream))), promise: nil)
+            case .goAwayOnFirstConnection where connection == 1:
+                context.writeAndFlush(
+                    wrapOutboundOut(
+                        HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: 0, errorCode: .noError, opaqueData: nil))),
+                    promise: nil)
+            case .malformedFrame:
+                // A DATA frame header on stream 0, which RFC 9113 §6.1 makes a connection error.
+                let garbage = ByteBuffer(bytes: [0, 0, 4, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4])
+                let rawContext = try? context.pipeline.syncOperations.context(handler: raw)
+                rawContext?.writeAndFlush(NIOAny(garbage), promise: nil)
+            case .resetStream:
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.internalError))), promise: nil)
+            case .goAwayWithError:
+                context.writeAndFlush(
+                    wrapOutboundOut(
+                        HTTP2Frame(
+                            streamID: .rootStream, payload: .goAway(lastStreamID: stream, errorCode: .protocolError, opaqueData: nil))),
+                    promise: nil)
+                context.close(promise: nil)
+            default:
+                let head = HPACKHeaders([(":status", "200"), ("content-length", "2")])
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: head)))), promise: nil)
+                let body = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: "ok")), endStream: true))
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: body)), promise: nil)
+            }
+        }
+    }
+}
+
+@Suite struct HTTP2FaultTests {
+    static func withServer(
+        _ behaviour: MisbehavingHTTP2Server.Behaviour, _ body: (MisbehavingHTTP2Server, HTTPTransport) async throws -> Void
+    )
+        async throws
+    {
+        let server = try await MisbehavingHTTP2Server(behaviour)
+        let transport = makeTransport { configuration in
+            configuration.tls.trustsSystemRoots = false
+            configuration.tls.additionalTrustRoots = [server.certificates.certificateAuthority.certificateDER]
+        }
+        do {
+            try await body(server, transport)
+        } catch {
+            transport.shutdown()
+            try await server.close()
+            throw error
+        }
+        transport.shutdown()
+        try await server.close()
+    }
+
+    @Test func aRefusedStreamIsRetriedOnceOnANewStream() async throws {
+        try await Self.withServer(.refuseFirstStream) { server, transport in
+            let fetched = try await transport.fetch(server.url("/"), .POST)
+            #expect(fetched.status == 200)
+            #expect(fetched.text == "ok")
+            #expect(server.streams == 2)
+            #expect(server.connections == 1)
+        }
+    }
+
+    @Test func streamsAGoAwayLeftUnprocessedGoAgainOnANewConnection() async throws {
+        try await Self.withServer(.goAwayOnFirstConnection) { server, transport in
+            let fetched = try await transport.fetch(server.url("/"))
+            #expect(fetched.status == 200)
+            #expect(server.connections == 2)
+        }
+    }
+
+    @Test(arguments: [
+        (MisbehavingHTTP2Server.Behaviour.malformedFrame, URLError.Code.badServerResponse),
+        (.resetStream, .networkConnectionLost),
+        (.goAwayWithError, .networkConnectionLost),
+    ])
+    func aMisbehavingServerFailsTheRequestWithURLSessionsCode(behaviour: MisbehavingHTTP2Server.Behaviour, code: URLError.Code) async throws
+    {
+        try await Self.withServer(behaviour) { server, transport in
+            let error = await transportError { try await transport.fetch(server.url("/"), timeouts: TransportTimeouts(idle: .seconds(10))) }
+            #expect(error?.code == code)
+        }
+    }
+}
