@@ -41,7 +41,7 @@ public final class HTTPTransport: Sendable {
         /// False speaks HTTP/1.1 only. Plain `http` URLs always use HTTP/1.1 (no h2c).
         public var allowsHTTP2 = true
         /// How often an idle HTTP/2 connection pings its server; one unanswered until the next
-        /// ping closes it.
+        /// ping closes it. Zero or less sends no pings.
         public var http2PingInterval: TimeAmount = .seconds(30)
         /// Resolves host names; getaddrinfo by default. For the tests.
         var lookup: @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses

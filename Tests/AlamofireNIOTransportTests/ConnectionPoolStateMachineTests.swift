@@ -276,6 +276,23 @@ extension ConnectionPoolStateMachine {
         #expect(machine.connections.count == 1)
     }
 
+    @Test func shutDownCancelsAnArmedBackoff() {
+        var machine = Machine(maximumConnections: 1)
+        _ = machine.request(1)
+        _ = machine.failed(0)
+        _ = machine.request(2)
+        #expect(machine.isBackoffArmed)
+        #expect(machine.shutDown() == [.cancelBackoff, .failRequest(2, .shutDown)])
+        #expect(!machine.isBackoffArmed)
+    }
+
+    @Test func aWaiterThatNeedsAFreshConnectionGetsOneBesideABusyHTTP2Connection() {
+        var machine = Machine(maximumConnections: 2, mayNegotiateHTTP2: true)
+        _ = machine.request(1)
+        _ = machine.established(0, .http2, capacity: 10)
+        #expect(machine.request(2, fresh: true) == [.createConnection(1)])
+    }
+
     @Test func aRaisedStreamLimitServesWaiters() {
         var machine = Machine(maximumConnections: 1, mayNegotiateHTTP2: true)
         _ = machine.request(1)

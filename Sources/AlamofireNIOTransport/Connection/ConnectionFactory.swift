@@ -61,6 +61,8 @@ struct ConnectionFactory: Sendable {
     private let identityContexts = NIOLockedValueBox<[TransportClientIdentity: NIOSSLContext]>([:])
     let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
     let logger: Logger
+    /// How long an HTTP/2 server may take to send its SETTINGS when no connect timeout applies.
+    static let settingsTimeout = TimeAmount.seconds(60)
     /// The largest socket read: a large body arrives in chunks of up to this size.
     static let largestRead = 256 * 1024
 
@@ -311,8 +313,10 @@ struct ConnectionFactory: Sendable {
         }
         do {
             let started = try await setUp.get()
-            // Ready once the server's first SETTINGS say how many streams it allows.
-            let maximumStreams = try await withDeadline(deadline, on: channel) { try await started.1.get() }
+            // Ready once the server's first SETTINGS say how many streams it allows; a server that
+            // never sends them must not hold the origin's only connection attempt for good.
+            let settingsDeadline = deadline ?? .now() + Self.settingsTimeout
+            let maximumStreams = try await withDeadline(settingsDeadline, on: channel) { try await started.1.get() }
             return EstablishedConnection(connection: started.0, version: .http2, maximumStreams: maximumStreams)
         } catch {
             throw (error as? TransportError) ?? .connectionLost("the HTTP/2 connection failed while it was set up", error)

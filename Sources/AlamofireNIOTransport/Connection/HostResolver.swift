@@ -83,8 +83,8 @@ final class HappyEyeballsResolver: Resolver, Sendable {
             state.withLockedValue { $0.end = $0.end ?? .now() }
             return eventLoop.makeSucceededFuture([address])
         }
-        return state.withLockedValue { state in
-            if let lookup = state.lookup { return lookup }
+        let (future, isNew) = state.withLockedValue { state in
+            if let lookup = state.lookup { return (lookup, false) }
             let lookup = self.lookup
             let future = NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
                 do {
@@ -95,9 +95,11 @@ final class HappyEyeballsResolver: Resolver, Sendable {
                     throw TransportError(.cannotFindHost, "cannot resolve \(host)", underlyingError: error)
                 }
             }
-            future.whenComplete { _ in self.state.withLockedValue { $0.end = .now() } }
             state.lookup = future
-            return future
+            return (future, true)
         }
+        // Outside the lock: a future that failed at once runs its callback here.
+        if isNew { future.whenComplete { _ in self.state.withLockedValue { $0.end = .now() } } }
+        return future
     }
 }

@@ -402,7 +402,10 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if exchange.mayRetryOnFreshConnection && bodyReplayable
                 && (exchange.head.method.isIdempotent || exchange.requestBodyBytesSent == 0)
             {
-                exchange.fail(StaleConnectionError(error: closed))
+                // On HTTP/2 the stream goes again on a new stream: a dead connection is closing and
+                // takes none, a live one serves it (asking for a fresh connection would wait for the
+                // live one to go idle).
+                exchange.fail(carriesOneExchange ? RefusedStreamError(error: closed) : StaleConnectionError(error: closed))
                 return
             }
             error = closed

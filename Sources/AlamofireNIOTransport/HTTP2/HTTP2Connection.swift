@@ -211,9 +211,11 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
         case .none:
             break
         case .ready(let maximumStreams):
-            let connection = NIOLoopBound(self, eventLoop: channel.eventLoop)
-            pingTimer = channel.eventLoop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { _ in
-                connection.value.perform(connection.value.machine.pingTimerFired())
+            if pingInterval > .zero {
+                let connection = NIOLoopBound(self, eventLoop: channel.eventLoop)
+                pingTimer = channel.eventLoop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { _ in
+                    connection.value.perform(connection.value.machine.pingTimerFired())
+                }
             }
             ready.succeed(maximumStreams)
         case .maximumStreamsChanged(let maximum):
@@ -265,7 +267,7 @@ final class HTTP2ConnectionMonitor: ChannelInboundHandler, RemovableChannelHandl
     /// Whether NIOHTTP2 treats the error as one stream's (RFC 9113 §5.4.2), not the connection's.
     static func isStreamScoped(_ error: any Error) -> Bool {
         switch error {
-        case is NIOHTTP2Errors.StreamClosed, is NIOHTTP2Errors.NoSuchStream, is NIOHTTP2Errors.BadStreamStateTransition,
+        case is NIOHTTP2Errors.StreamClosed, is NIOHTTP2Errors.BadStreamStateTransition,
             is NIOHTTP2Errors.CreatedStreamAfterGoaway, is NIOHTTP2Errors.TrailersWithoutEndStream,
             is NIOHTTP2Errors.InvalidWindowIncrementSize, is NIOHTTP2Errors.MissingPseudoHeader,
             is NIOHTTP2Errors.DuplicatePseudoHeader, is NIOHTTP2Errors.PseudoHeaderAfterRegularHeader,

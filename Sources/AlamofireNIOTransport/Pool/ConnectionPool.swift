@@ -110,7 +110,8 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                 if let connection {
                     waiter?(.success(connection))
                 } else {
-                    waiter?(.failure(TransportError.connectionLost("the pooled connection vanished")))
+                    // Closed between the lease and now: the request goes again on a new connection.
+                    waiter?(.failure(StaleConnectionError(error: .connectionLost("the pooled connection closed as it was leased"))))
                 }
             case .createConnection(let connectionID):
                 createConnection(connectionID)
@@ -126,6 +127,11 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                 state.withLockedValue { $0.waitTimers.removeValue(forKey: request) }?.cancel()
             case .scheduleBackoff(let deadline):
                 scheduleBackoff(at: deadline)
+            case .cancelBackoff:
+                state.withLockedValue { state in
+                    defer { state.backoffTimer = nil }
+                    return state.backoffTimer
+                }?.cancel()
             case .failRequest(let request, let reason):
                 let (waiter, failure) = state.withLockedValue { state in
                     (state.waiters.removeValue(forKey: request), state.failures.removeValue(forKey: request))

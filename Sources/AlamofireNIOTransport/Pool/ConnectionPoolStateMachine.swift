@@ -64,6 +64,7 @@ struct ConnectionPoolStateMachine {
         case cancelWaitTimeout(request: Int)
         /// Call ``backoffElapsed(now:)`` at this time.
         case scheduleBackoff(at: NIODeadline)
+        case cancelBackoff
         case failRequest(Int, FailureReason)
     }
 
@@ -267,7 +268,8 @@ struct ConnectionPoolStateMachine {
 
     mutating func shutDown() -> [Action] {
         isShutDown = true
-        var actions: [Action] = []
+        var actions: [Action] = isBackoffArmed ? [.cancelBackoff] : []
+        isBackoffArmed = false
         while !waiters.isEmpty { actions += failing(waiters.removeFirst(), .shutDown) }
         for (connection, state) in connections {
             guard case .open(_, leased: 0, _) = state else { continue }
@@ -346,7 +348,7 @@ struct ConnectionPoolStateMachine {
             return [.scheduleBackoff(at: notBefore)]
         }
         let servedByHTTP2 = connections.values.contains { if case .open(.http2, _, _) = $0 { true } else { false } }
-        guard !servedByHTTP2 else { return [] }
+        guard !servedByHTTP2 || waiters.contains(where: \.needsFreshConnection) else { return [] }
         let oneAtATime = mayNegotiateHTTP2 && httpVersion != .http1
         var actions: [Action] = []
         while waiters.count > connectingCount, roomForMore > 0, !(oneAtATime && connectingCount > 0) {
