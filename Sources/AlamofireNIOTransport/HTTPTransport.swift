@@ -167,26 +167,19 @@ public final class HTTPTransport: Sendable {
             transport: self, request: request, head: head, bodyLength: bodyLength, origin: origin, fetchStart: fetchStart,
             deadline: deadline, controller: controller, collectLimit: maximumBytes)
         exchange.run(fresh: false) { result in
-            let fresh: Bool
-            switch result {
-            case .failure(let stale as StaleConnectionError):
-                self.logger.debug("retrying on a new connection", metadata: ["url": "\(request.url)", "error": "\(stale.error)"])
-                fresh = true
-            case .failure(let refused as RefusedStreamError):
-                self.logger.debug("retrying on a new stream", metadata: ["url": "\(request.url)", "error": "\(refused.error)"])
-                fresh = false
-            default:
+            guard case .failure(let retryable as RetryableExchangeError) = result else {
                 return completion(result.mapError(Self.transportError))
             }
-            exchange.run(fresh: fresh) { again in completion(again.mapError(Self.transportError)) }
+            self.logger.debug(
+                "retrying", metadata: ["url": "\(request.url)", "error": "\(retryable.error)", "fresh": "\(retryable.onFreshConnection)"])
+            exchange.run(fresh: retryable.onFreshConnection) { again in completion(again.mapError(Self.transportError)) }
         }
     }
 
     private static func transportError(_ error: any Error) -> TransportError {
         switch error {
         case let error as TransportError: error
-        case let stale as StaleConnectionError: stale.error
-        case let refused as RefusedStreamError: refused.error
+        case let retryable as RetryableExchangeError: retryable.error
         default: TransportError(.unknown, "\(error)", underlyingError: error)
         }
     }

@@ -24,7 +24,7 @@ extension ConnectionPoolStateMachine {
     }
 
     fileprivate mutating func failed(_ id: Int, at now: NIODeadline = t0) -> [Action] { connectionFailed(id, now: now) }
-    fileprivate mutating func closed(_ id: Int, at now: NIODeadline = t0) -> [Action] { connectionClosed(id, now: now) }
+    fileprivate mutating func closed(_ id: Int, at now: NIODeadline = t0) -> [Action] { connectionClosed(id) }
 }
 
 @Suite struct ConnectionPoolStateMachineTests {
@@ -42,7 +42,7 @@ extension ConnectionPoolStateMachine {
         var machine = Machine(maximumConnections: 2)
         _ = machine.request(1)
         _ = machine.established(0)
-        #expect(machine.finished(0) == [.scheduleIdleTimeout(0, at: t0 + idle)])
+        #expect(machine.finished(0) == [.schedule(.idle(connection: 0), at: t0 + idle)])
         #expect(machine.request(2) == [.lease(connection: 0, request: 2)])
         // Idle again while its timer is still armed: no second timer.
         #expect(machine.finished(0, at: t0 + .seconds(10)) == [])
@@ -56,10 +56,10 @@ extension ConnectionPoolStateMachine {
         _ = machine.finished(0)
         _ = machine.request(2)
         _ = machine.finished(0, at: t0 + .seconds(10))
-        #expect(machine.idleTimeoutFired(0, now: t0 + idle) == [.scheduleIdleTimeout(0, at: t0 + .seconds(10) + idle)])
-        #expect(machine.idleTimeoutFired(0, now: t0 + .seconds(10) + idle) == [.closeConnection(0)])
+        #expect(machine.timerFired(.idle(connection: 0), now: t0 + idle) == [.schedule(.idle(connection: 0), at: t0 + .seconds(10) + idle)])
+        #expect(machine.timerFired(.idle(connection: 0), now: t0 + .seconds(10) + idle) == [.closeConnection(0)])
         #expect(machine.connections == [0: .closing])
-        #expect(machine.idleTimersArmed.isEmpty)
+        #expect(machine.armedTimers.isEmpty)
     }
 
     @Test func limitIsNeverExceededAndWaitersAreFIFO() {
@@ -90,9 +90,9 @@ extension ConnectionPoolStateMachine {
         var machine = Machine(maximumConnections: 1)
         _ = machine.request(1)
         let deadline = t0 + .seconds(5)
-        #expect(machine.request(2, deadline: deadline) == [.scheduleWaitTimeout(request: 2, at: deadline)])
+        #expect(machine.request(2, deadline: deadline) == [.schedule(.wait(request: 2), at: deadline)])
         #expect(machine.established(0) == [.lease(connection: 0, request: 1)])
-        #expect(machine.finished(0) == [.cancelWaitTimeout(request: 2), .lease(connection: 0, request: 2)])
+        #expect(machine.finished(0) == [.cancel(.wait(request: 2)), .lease(connection: 0, request: 2)])
     }
 
     /// The defect of the pool before its timers were the machine's: a cancelled waiter's timer
@@ -101,7 +101,7 @@ extension ConnectionPoolStateMachine {
         var machine = Machine(maximumConnections: 1)
         _ = machine.request(1)
         _ = machine.request(2, deadline: t0 + .seconds(7 * 86_400))
-        #expect(machine.cancelRequest(2) == [.cancelWaitTimeout(request: 2), .failRequest(2, .cancelled)])
+        #expect(machine.cancelRequest(2) == [.cancel(.wait(request: 2)), .failRequest(2, .cancelled)])
         #expect(machine.cancelRequest(1) == [.failRequest(1, .cancelled)])
         #expect(machine.waiters.isEmpty)
     }
@@ -110,9 +110,9 @@ extension ConnectionPoolStateMachine {
         var machine = Machine(maximumConnections: 1)
         _ = machine.request(1)
         _ = machine.request(2, deadline: t0 + .seconds(1))
-        #expect(machine.waitTimeoutFired(2) == [.failRequest(2, .timedOut)])
-        #expect(machine.waitTimeoutFired(2) == [])
-        #expect(machine.waitTimeoutFired(1) == [])
+        #expect(machine.timerFired(.wait(request: 2), now: t0) == [.failRequest(2, .timedOut)])
+        #expect(machine.timerFired(.wait(request: 2), now: t0) == [])
+        #expect(machine.timerFired(.wait(request: 1), now: t0) == [])
         #expect(machine.waiters.map(\.id) == [1])
     }
 
@@ -135,7 +135,7 @@ extension ConnectionPoolStateMachine {
         _ = machine.request(2)
         _ = machine.request(3)
         // Connection 1 may still serve the others; a third attempt waits for the backoff.
-        #expect(machine.failed(0) == [.failRequest(1, .connectionFailed), .scheduleBackoff(at: t0 + .milliseconds(25))])
+        #expect(machine.failed(0) == [.failRequest(1, .connectionFailed), .schedule(.backoff, at: t0 + .milliseconds(25))])
         #expect(machine.failed(1) == [.failRequest(2, .connectionFailed), .failRequest(3, .connectionFailed)])
         #expect(machine.isEmpty)
         #expect(machine.consecutiveFailures == 2)
@@ -144,16 +144,61 @@ extension ConnectionPoolStateMachine {
     @Test func attemptsAfterAFailureBackOffUntilOneSucceeds() {
         var machine = Machine(maximumConnections: 1)
         _ = machine.request(1)
-        _ = machine.failed(0)
         let first = t0 + Machine.backoff(afterFailures: 1)
-        #expect(machine.request(2) == [.scheduleBackoff(at: first)])
+        #expect(machine.failed(0) == [.failRequest(1, .connectionFailed), .schedule(.backoff, at: first)])
+        #expect(machine.request(2) == [])
         #expect(machine.request(3) == [])
-        #expect(machine.backoffElapsed(now: first) == [.createConnection(1)])
-        _ = machine.failed(1, at: first)
-        #expect(machine.request(4, at: first) == [.scheduleBackoff(at: first + Machine.backoff(afterFailures: 2))])
-        #expect(machine.backoffElapsed(now: first + .seconds(1)) == [.createConnection(2)])
+        #expect(machine.timerFired(.backoff, now: first) == [.createConnection(1)])
+        let second = first + Machine.backoff(afterFailures: 2)
+        #expect(
+            machine.failed(1, at: first) == [
+                .failRequest(2, .connectionFailed), .failRequest(3, .connectionFailed), .schedule(.backoff, at: second),
+            ])
+        #expect(machine.request(4, at: first) == [])
+        #expect(machine.timerFired(.backoff, now: second) == [.createConnection(2)])
         #expect(machine.established(2) == [.lease(connection: 2, request: 4)])
         #expect(machine.consecutiveFailures == 0)
+    }
+
+    @Test func aFailureDuringTheBackoffPushesItBack() {
+        var machine = Machine(maximumConnections: 2)
+        _ = machine.request(1)
+        _ = machine.request(2)
+        let first = t0 + Machine.backoff(afterFailures: 1)
+        let later = t0 + .milliseconds(10) + Machine.backoff(afterFailures: 2)
+        #expect(machine.failed(0) == [.failRequest(1, .connectionFailed), .schedule(.backoff, at: first)])
+        #expect(machine.failed(1, at: t0 + .milliseconds(10)) == [.failRequest(2, .connectionFailed)])
+        _ = machine.request(3)
+        // The timer armed for the first failure fires early: it is armed again for the rest.
+        #expect(machine.timerFired(.backoff, now: first) == [.schedule(.backoff, at: later)])
+        #expect(machine.timerFired(.backoff, now: later) == [.createConnection(2)])
+    }
+
+    @Test func aPoolBackingOffIsNotRetired() {
+        var machine = Machine(maximumConnections: 1)
+        _ = machine.request(1)
+        _ = machine.failed(0)
+        #expect(machine.isEmpty)
+        let retiredWhileBackingOff = machine.retireIfEmpty()
+        _ = machine.timerFired(.backoff, now: t0 + .seconds(1))
+        let retiredAfter = machine.retireIfEmpty()
+        #expect(!retiredWhileBackingOff && retiredAfter)
+    }
+
+    @Test func newsFromAnHTTP2ConnectionBeforeItIsRegisteredIsKept() {
+        var machine = Machine(maximumConnections: 2, mayNegotiateHTTP2: true)
+        _ = machine.request(1)
+        _ = machine.request(2)
+        #expect(machine.connectionCapacityChanged(0, capacity: 1, now: t0) == [])
+        #expect(machine.established(0, .http2, capacity: 100) == [.lease(connection: 0, request: 1)])
+        #expect(machine.connections[0] == .open(.http2, leased: 1, capacity: 1))
+
+        var goingAway = Machine(maximumConnections: 2, mayNegotiateHTTP2: true)
+        _ = goingAway.request(1)
+        #expect(goingAway.connectionGoingAway(0) == [])
+        // It takes no stream; the waiter gets a connection of its own.
+        #expect(goingAway.established(0, .http2, capacity: 100) == [.createConnection(1)])
+        #expect(goingAway.connections == [0: .closing, 1: .connecting])
     }
 
     @Test func backoffDoublesToItsLimit() {
@@ -169,9 +214,9 @@ extension ConnectionPoolStateMachine {
         var machine = Machine(maximumConnections: 1)
         _ = machine.request(1)
         _ = machine.cancelRequest(1)
-        #expect(machine.established(0) == [.scheduleIdleTimeout(0, at: t0 + idle)])
-        #expect(machine.idleTimeoutFired(0, now: t0 + idle) == [.closeConnection(0)])
-        #expect(machine.idleTimeoutFired(0, now: t0 + idle) == [])
+        #expect(machine.established(0) == [.schedule(.idle(connection: 0), at: t0 + idle)])
+        #expect(machine.timerFired(.idle(connection: 0), now: t0 + idle) == [.closeConnection(0)])
+        #expect(machine.timerFired(.idle(connection: 0), now: t0 + idle) == [])
         #expect(machine.closed(0) == [])
         #expect(machine.isEmpty)
     }
@@ -181,7 +226,7 @@ extension ConnectionPoolStateMachine {
         _ = machine.request(1)
         _ = machine.established(0)
         _ = machine.finished(0)
-        #expect(machine.closed(0) == [.cancelIdleTimeout(0)])
+        #expect(machine.closed(0) == [.cancel(.idle(connection: 0))])
         #expect(machine.request(2) == [.createConnection(1)])
     }
 
@@ -200,7 +245,7 @@ extension ConnectionPoolStateMachine {
         _ = machine.established(0)
         _ = machine.finished(0)
         #expect(machine.request(2, fresh: true) == [.closeConnection(0)])
-        #expect(machine.closed(0) == [.cancelIdleTimeout(0), .createConnection(1)])
+        #expect(machine.closed(0) == [.cancel(.idle(connection: 0)), .createConnection(1)])
     }
 
     @Test func releasedConnectionMakesRoomForFreshWaiter() {
@@ -232,7 +277,7 @@ extension ConnectionPoolStateMachine {
         _ = machine.established(0)
         _ = machine.finished(0)
         let retiredWhileIdle = machine.retireIfEmpty()
-        _ = machine.idleTimeoutFired(0, now: t0 + idle)
+        _ = machine.timerFired(.idle(connection: 0), now: t0 + idle)
         _ = machine.closed(0)
         let retiredWhenEmpty = machine.retireIfEmpty()
         #expect(!retiredWhileWaiting && !retiredWhileIdle && retiredWhenEmpty)
@@ -281,9 +326,9 @@ extension ConnectionPoolStateMachine {
         _ = machine.request(1)
         _ = machine.failed(0)
         _ = machine.request(2)
-        #expect(machine.isBackoffArmed)
-        #expect(machine.shutDown() == [.cancelBackoff, .failRequest(2, .shutDown)])
-        #expect(!machine.isBackoffArmed)
+        #expect(machine.armedTimers.contains(.backoff))
+        #expect(machine.shutDown() == [.cancel(.backoff), .failRequest(2, .shutDown)])
+        #expect(!machine.armedTimers.contains(.backoff))
     }
 
     @Test func aWaiterThatNeedsAFreshConnectionGetsOneBesideABusyHTTP2Connection() {
@@ -306,7 +351,7 @@ extension ConnectionPoolStateMachine {
         _ = machine.request(1)
         _ = machine.established(0, .http2, capacity: 10)
         _ = machine.request(2)
-        #expect(machine.connectionGoingAway(0, now: t0) == [])
+        #expect(machine.connectionGoingAway(0) == [])
         #expect(machine.connections[0] == .closing)
         #expect(machine.request(3) == [.createConnection(1)])
         #expect(machine.finished(0) == [])

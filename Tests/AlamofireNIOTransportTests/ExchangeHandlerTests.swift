@@ -148,7 +148,8 @@ import Testing
         _ = try await first.response!.get()
         let second = try await fixture.start()
         try await fixture.channel.close()
-        await #expect(throws: StaleConnectionError.self) { try await second.response!.get() }
+        let stale = await #expect(throws: RetryableExchangeError.self) { try await second.response!.get() }
+        #expect(stale?.onFreshConnection == true)
 
         let fresh = try await Fixture()
         let only = try await fresh.start()

@@ -152,16 +152,21 @@ struct ConnectionFactory: Sendable {
             metrics.localPort = channel.localAddress?.port
             metrics.remoteAddress = channel.remoteAddress?.ipAddress
             metrics.remotePort = channel.remoteAddress?.port
-            if negotiated == "h2" {
-                metrics.networkProtocolName = "h2"
-                return try await startHTTP2(id: id, origin: origin, on: channel, metrics: metrics, deadline: deadline, delegate: delegate)
+            metrics.networkProtocolName = negotiated == "h2" ? "h2" : "http/1.1"
+            switch try await install(on: channel, origin: origin, id: id, metrics: metrics, delegate: delegate).get() {
+            case .http1(let connection):
+                return EstablishedConnection(connection: connection, version: .http1, maximumStreams: 1)
+            case .http2(let connection, let ready):
+                // Ready once the server's first SETTINGS say how many streams it allows; a server that
+                // never sends them must not hold the origin's only connection attempt for good.
+                let settingsDeadline = deadline ?? .now() + Self.settingsTimeout
+                let maximumStreams = try await withDeadline(settingsDeadline, on: channel) { try await ready.get() }
+                return EstablishedConnection(connection: connection, version: .http2, maximumStreams: maximumStreams)
             }
-            metrics.networkProtocolName = "http/1.1"
-            return try await startHTTP1(id: id, origin: origin, on: channel, metrics: metrics, delegate: delegate)
         } catch {
             channel.close(promise: nil)
-            let presentsCertificate = (origin.clientIdentity ?? tls.clientIdentity) != nil
-            // The observer's note, or (once HTTP/2 had taken over from it) the connection's own error.
+            let presentsCertificate = presentsCertificate(to: origin)
+            // The observer's note (or, in the handshake's own failure, its cause), or (once HTTP/2 had taken over from it) the connection's own error.
             let candidates = [errorAfterHandshake.withLockedValue { $0 }, (error as? TransportError)?.underlyingError ?? error]
             for candidate in candidates {
                 if let refused = ClientCertificateAlert.transportError(for: candidate, presentedCertificate: presentsCertificate) {
@@ -233,7 +238,6 @@ struct ConnectionFactory: Sendable {
         on channel: any Channel, origin: Origin, deadline: NIODeadline?, errorAfterHandshake: NIOLockedValueBox<(any Error)?>
     ) async throws -> String? {
         let setup = try tlsSetup(for: origin)
-        let presentsCertificate = (origin.clientIdentity ?? tls.clientIdentity) != nil
         let trustFailure = NIOLockedValueBox<(any Error)?>(nil)
         let handshake = try await channel.eventLoop.submit { [self] in
             let handler = try NIOSSLClientHandler(
@@ -255,72 +259,55 @@ struct ConnectionFactory: Sendable {
                         .serverCertificateUntrusted, "the server trust evaluator rejected \(origin)", underlyingError: rejected)
             }
             if let error = error as? TransportError { throw error }
-            if let refused = ClientCertificateAlert.transportError(for: error, presentedCertificate: presentsCertificate) {
-                throw refused
-            }
+            // An alert about the client's certificate in `error` is read by the caller.
             throw TransportError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", underlyingError: error)
         }
     }
 
-    private func startHTTP1(
-        id: Int, origin: Origin, on channel: any Channel, metrics: ExchangeMetrics, delegate: any ExchangeHandlerDelegate
-    ) async throws -> EstablishedConnection {
-        let decompressionLimit = self.decompressionLimit
-        let setUp = channel.eventLoop.submit {
-            var metrics = metrics
-            if origin.isTLS {
-                guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
-                metrics.negotiatedTLSVersion = try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion
-            }
+    /// The HTTP layer set up on a connected channel.
+    private enum Installed: Sendable {
+        case http1(HTTP1Connection)
+        /// With the future of the server's stream limit, from its first SETTINGS.
+        case http2(HTTP2Connection, ready: EventLoopFuture<Int>)
+    }
+
+    /// Sets up HTTP/2 (when ALPN chose `h2`) or HTTP/1.1 on the connected channel, on its event loop;
+    /// the TLS observer goes last, so that what it held back reaches the handlers just added.
+    private func install(
+        on channel: any Channel, origin: Origin, id: Int, metrics: ExchangeMetrics,
+        delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
+    ) -> EventLoopFuture<Installed> {
+        let (decompressionLimit, pingInterval) = (self.decompressionLimit, http2PingInterval)
+        return channel.eventLoop.submit {
             guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
-            let counter = ByteCountingHandler()
-            let handler = ExchangeHandler(connectionID: id, byteCounter: counter, connectionMetrics: metrics)
-            handler.delegate = delegate
+            var metrics = metrics
             let pipeline = channel.pipeline.syncOperations
-            try pipeline.addHandler(counter)
-            try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
-            if let decompressionLimit { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: decompressionLimit)) }
-            try pipeline.addHandler(handler)
-            // Last, so that what it held back reaches the handlers just added.
+            if origin.isTLS { metrics.negotiatedTLSVersion = try pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion }
+            let installed: Installed
+            if metrics.networkProtocolName == "h2" {
+                let (connection, ready) = try HTTP2Connection.start(
+                    id: id, channel: channel, connectionMetrics: metrics, decompressionLimit: decompressionLimit,
+                    pingInterval: pingInterval,
+                    pool: delegate)
+                installed = .http2(connection, ready: ready)
+            } else {
+                let counter = ByteCountingHandler()
+                let handler = ExchangeHandler(connectionID: id, byteCounter: counter, connectionMetrics: metrics)
+                handler.delegate = delegate
+                try pipeline.addHandler(counter)
+                try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
+                if let decompressionLimit { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: decompressionLimit)) }
+                try pipeline.addHandler(handler)
+                installed = .http1(HTTP1Connection(id: id, origin: origin, channel: channel, handler: handler))
+            }
             if origin.isTLS { try pipeline.removeHandler(pipeline.handler(type: TLSHandshakeObserver.self), promise: nil) }
-            return EstablishedConnection(
-                connection: HTTP1Connection(id: id, origin: origin, channel: channel, handler: handler), version: .http1, maximumStreams: 1)
-        }
-        do {
-            return try await setUp.get()
-        } catch {
-            throw (error as? TransportError) ?? .connectionLost("the connection failed while it was set up", error)
+            return installed
         }
     }
 
-    private func startHTTP2(
-        id: Int, origin: Origin, on channel: any Channel, metrics: ExchangeMetrics, deadline: NIODeadline?,
-        delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
-    ) async throws -> EstablishedConnection {
-        let decompressionLimit = self.decompressionLimit
-        let pingInterval = self.http2PingInterval
-        let setUp = channel.eventLoop.submit {
-            var metrics = metrics
-            let pipeline = channel.pipeline.syncOperations
-            metrics.negotiatedTLSVersion = try pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion
-            guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
-            let started = try HTTP2Connection.start(
-                id: id, channel: channel, connectionMetrics: metrics, decompressionLimit: decompressionLimit, pingInterval: pingInterval,
-                pool: delegate)
-            // Last, so that the server's SETTINGS it held back reach the HTTP/2 handler.
-            try pipeline.removeHandler(pipeline.handler(type: TLSHandshakeObserver.self), promise: nil)
-            return started
-        }
-        do {
-            let started = try await setUp.get()
-            // Ready once the server's first SETTINGS say how many streams it allows; a server that
-            // never sends them must not hold the origin's only connection attempt for good.
-            let settingsDeadline = deadline ?? .now() + Self.settingsTimeout
-            let maximumStreams = try await withDeadline(settingsDeadline, on: channel) { try await started.1.get() }
-            return EstablishedConnection(connection: started.0, version: .http2, maximumStreams: maximumStreams)
-        } catch {
-            throw (error as? TransportError) ?? .connectionLost("the HTTP/2 connection failed while it was set up", error)
-        }
+    /// Whether connections to `origin` present a client certificate.
+    private func presentsCertificate(to origin: Origin) -> Bool {
+        (origin.clientIdentity ?? tls.clientIdentity) != nil
     }
 
     /// Runs the trust evaluator on the peer's chain; a rejection is kept to report its own code.

@@ -36,8 +36,6 @@ struct ExchangeChannelStateMachine: Equatable {
         case closeIdleConnection
     }
 
-    typealias TransportErrorKind = ExchangeStateMachine.FailureKind
-
     private(set) var state: State = .idle
     /// Whether the exchange has seen any byte of a response, for the retry decision.
     private(set) var receivedResponseBytes = false

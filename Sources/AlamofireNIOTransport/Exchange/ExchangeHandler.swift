@@ -132,7 +132,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let context else {
             let closed = TransportError.connectionLost("the connection closed before the request was sent")
             if let certificateAlert { return newExchange.fail(certificateAlert) }
-            newExchange.fail(completedExchanges > 0 ? StaleConnectionError(error: closed) : closed)
+            newExchange.fail(completedExchanges > 0 ? RetryableExchangeError(closed, onFreshConnection: !carriesOneExchange) : closed)
             return
         }
         let isReused = completedExchanges > 0
@@ -378,7 +378,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 let refused = closed
                 // RFC 9113 §8.7: the server did not process it, so any method may go again.
                 let error = TransportError.connectionLost("the server refused the stream", refused)
-                exchange.fail(bodyReplayable ? RefusedStreamError(error: error) : error)
+                exchange.fail(bodyReplayable ? RetryableExchangeError(error, onFreshConnection: false) : error)
                 return
             }
             let closed: TransportError
@@ -405,7 +405,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // On HTTP/2 the stream goes again on a new stream: a dead connection is closing and
                 // takes none, a live one serves it (asking for a fresh connection would wait for the
                 // live one to go idle).
-                exchange.fail(carriesOneExchange ? RefusedStreamError(error: closed) : StaleConnectionError(error: closed))
+                exchange.fail(RetryableExchangeError(closed, onFreshConnection: !carriesOneExchange))
                 return
             }
             error = closed
@@ -484,15 +484,20 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// A failure on a reused connection before any response byte, where retrying is safe.
-struct StaleConnectionError: Error {
+/// A failure the transport retries once: on a reused connection before any response byte, where
+/// retrying is safe (on a new connection for HTTP/1.1, a new stream for HTTP/2), or an HTTP/2
+/// stream the server refused (RST_STREAM REFUSED_STREAM, or left unprocessed by GOAWAY), which was
+/// not processed and so goes again on a new stream whatever its method.
+struct RetryableExchangeError: Error {
+    /// What the caller gets if the retry is not made.
     let error: TransportError
-}
+    /// Whether the retry must not reuse a pooled connection.
+    let onFreshConnection: Bool
 
-/// An HTTP/2 stream the server refused (RST_STREAM or GOAWAY with REFUSED_STREAM): it was not
-/// processed, so it is retried once on a new stream whatever its method.
-struct RefusedStreamError: Error {
-    let error: TransportError
+    init(_ error: TransportError, onFreshConnection: Bool) {
+        self.error = error
+        self.onFreshConnection = onFreshConnection
+    }
 }
 
 extension HTTPMethod {

@@ -95,7 +95,7 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
     }
 
     func release() {
-        channel.eventLoop.execute { self.pool?.exchangeFinished(connectionID: self.id, reusable: self.machine.isActive) }
+        channel.eventLoop.execute { self.exchangeFinished(connectionID: self.id, reusable: true) }
     }
 
     private func openStream(for exchange: ActiveExchange) {
@@ -127,17 +127,15 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
         if let refused = ClientCertificateAlert.transportError(for: connectionError) {
             exchange.fail(refused)
         } else {
-            exchange.fail(RefusedStreamError(error: error))
+            exchange.fail(RetryableExchangeError(error, onFreshConnection: false))
         }
-        pool?.exchangeFinished(connectionID: id, reusable: false)
+        exchangeFinished(connectionID: id, reusable: true)
     }
 
     private func configure(_ stream: any Channel, for exchange: ActiveExchange, previousExchanges: Int) throws {
-        var metrics = connectionMetrics
-        metrics.networkProtocolName = "h2"
         let counter = StreamByteCountingHandler()
         let handler = ExchangeHandler(
-            connectionID: id, byteCounter: counter, connectionMetrics: metrics, carriesOneExchange: true,
+            connectionID: id, byteCounter: counter, connectionMetrics: connectionMetrics, carriesOneExchange: true,
             previousExchanges: previousExchanges)
         handler.delegate = self
         let connection = NIOLoopBound(self, eventLoop: channel.eventLoop)
@@ -162,7 +160,8 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
     // MARK: ExchangeHandlerDelegate (for the streams)
 
     func exchangeFinished(connectionID: Int, reusable: Bool) {
-        // A stream's end says nothing about the connection; the monitor reports the connection's.
+        // A stream's end says nothing about the connection, which stays usable while it is active
+        // (the monitor reports GOAWAY and closes on its own).
         pool?.exchangeFinished(connectionID: id, reusable: machine.isActive)
     }
 

@@ -15,10 +15,52 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         var waiters: [Int: LeaseCompletion] = [:]
         /// Errors to give waiters whose cancellation raced their registration, or whose connection failed.
         var failures: [Int: any Error] = [:]
-        /// The timers the machine has armed, by connection or request.
-        var idleTimers: [Int: Scheduled<Void>] = [:]
-        var waitTimers: [Int: Scheduled<Void>] = [:]
-        var backoffTimer: Scheduled<Void>?
+        /// The handles of the timers the machine has armed.
+        var timers: [Machine.Timer: Scheduled<Void>] = [:]
+
+        /// Turns the machine's actions into work for after the lock: a lease or a failure becomes the
+        /// waiter's completion with its connection or error, taken under the same lock as the
+        /// machine's decision, so a connection that closes meanwhile cannot slip between the two.
+        mutating func work(for actions: [Machine.Action], origin: Origin) -> [Work] {
+            actions.map { action in
+                switch action {
+                case .lease(let connectionID, let request):
+                    // Closed between the machine's lease and now: the request goes again on a new connection.
+                    let connection = connections[connectionID].map { Result<any TransportConnection, any Error>.success($0) }
+                    return .complete(
+                        waiters.removeValue(forKey: request),
+                        connection
+                            ?? .failure(
+                                RetryableExchangeError(
+                                    .connectionLost("the pooled connection closed as it was leased"), onFreshConnection: true)))
+                case .failRequest(let request, let reason):
+                    let failure = failures.removeValue(forKey: request)
+                    let error: any Error
+                    switch reason {
+                    case .cancelled: error = failure ?? TransportError.cancelled
+                    case .timedOut: error = TransportError.timedOut("waiting for a connection (the request's total time limit)")
+                    case .shutDown: error = TransportError(.cancelled, "the transport was shut down")
+                    case .connectionFailed: error = failure ?? TransportError(.cannotConnectToHost, "could not connect to \(origin)")
+                    case .retired: error = RetiredPoolError()
+                    }
+                    return .complete(waiters.removeValue(forKey: request), .failure(error))
+                case .closeConnection(let connectionID):
+                    return .close(connections[connectionID])
+                case .cancel(let timer):
+                    return .cancel(timers.removeValue(forKey: timer))
+                case .createConnection, .schedule:
+                    return .perform(action)
+                }
+            }
+        }
+    }
+
+    /// What is left to do once the lock is released.
+    private enum Work {
+        case complete(LeaseCompletion?, Result<any TransportConnection, any Error>)
+        case close((any TransportConnection)?)
+        case cancel(Scheduled<Void>?)
+        case perform(Machine.Action)
     }
 
     let origin: Origin
@@ -47,20 +89,18 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     /// else on the event loop that frees or opens one. `cancel(request:error:)` with the same id ends
     /// the wait, and so does `deadline` if the request has to queue.
     func lease(request: Int, needsFreshConnection: Bool, deadline: NIODeadline?, completion: @escaping LeaseCompletion) {
-        let actions = state.withLockedValue { state in
+        update { state in
             state.waiters[request] = completion
             return state.machine.requestLease(request, needsFreshConnection: needsFreshConnection, deadline: deadline, now: .now())
         }
-        run(actions)
     }
 
     /// Stops waiting for a connection, failing the wait with `error`. Harmless once leased.
     func cancel(request: Int, error: any Error) {
-        let actions = state.withLockedValue { state in
+        update { state in
             state.failures[request] = error
             return state.machine.cancelRequest(request)
         }
-        run(actions)
     }
 
     /// Drops what the pool noted for a request that is done (a cancellation that came after its lease).
@@ -72,18 +112,18 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     }
 
     func shutDown() {
-        run(state.withLockedValue { $0.machine.shutDown() })
+        update { $0.machine.shutDown() }
     }
 
     /// Timers armed and not yet fired or cancelled, for the tests.
     var scheduledTimerCount: Int {
-        state.withLockedValue { $0.idleTimers.count + $0.waitTimers.count + ($0.backoffTimer == nil ? 0 : 1) }
+        state.withLockedValue { $0.timers.count }
     }
 
     // MARK: Connection events
 
     func exchangeFinished(connectionID: Int, reusable: Bool) {
-        run(state.withLockedValue { $0.machine.exchangeFinished(on: connectionID, reusable: reusable, now: .now()) })
+        update { $0.machine.exchangeFinished(on: connectionID, reusable: reusable, now: .now()) }
     }
 
     func idleConnectionClosed(connectionID: Int) {
@@ -91,60 +131,26 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     }
 
     func http2Connection(_ connectionID: Int, maximumStreamsChanged maximum: Int) {
-        run(state.withLockedValue { $0.machine.connectionCapacityChanged(connectionID, capacity: maximum, now: .now()) })
+        update { $0.machine.connectionCapacityChanged(connectionID, capacity: maximum, now: .now()) }
     }
 
     func http2ConnectionGoingAway(_ connectionID: Int) {
-        run(state.withLockedValue { $0.machine.connectionGoingAway(connectionID, now: .now()) })
+        update { $0.machine.connectionGoingAway(connectionID) }
     }
 
     // MARK: Actions
 
-    private func run(_ actions: [Machine.Action]) {
-        for action in actions {
-            switch action {
-            case .lease(let connectionID, let request):
-                let (waiter, connection) = state.withLockedValue { state in
-                    (state.waiters.removeValue(forKey: request), state.connections[connectionID])
-                }
-                if let connection {
-                    waiter?(.success(connection))
-                } else {
-                    // Closed between the lease and now: the request goes again on a new connection.
-                    waiter?(.failure(StaleConnectionError(error: .connectionLost("the pooled connection closed as it was leased"))))
-                }
-            case .createConnection(let connectionID):
-                createConnection(connectionID)
-            case .closeConnection(let connectionID):
-                state.withLockedValue { $0.connections[connectionID] }?.close()
-            case .scheduleIdleTimeout(let connectionID, let deadline):
-                scheduleIdleTimeout(connectionID, at: deadline)
-            case .cancelIdleTimeout(let connectionID):
-                state.withLockedValue { $0.idleTimers.removeValue(forKey: connectionID) }?.cancel()
-            case .scheduleWaitTimeout(let request, let deadline):
-                scheduleWaitTimeout(request, at: deadline)
-            case .cancelWaitTimeout(let request):
-                state.withLockedValue { $0.waitTimers.removeValue(forKey: request) }?.cancel()
-            case .scheduleBackoff(let deadline):
-                scheduleBackoff(at: deadline)
-            case .cancelBackoff:
-                state.withLockedValue { state in
-                    defer { state.backoffTimer = nil }
-                    return state.backoffTimer
-                }?.cancel()
-            case .failRequest(let request, let reason):
-                let (waiter, failure) = state.withLockedValue { state in
-                    (state.waiters.removeValue(forKey: request), state.failures.removeValue(forKey: request))
-                }
-                let error: any Error
-                switch reason {
-                case .cancelled: error = failure ?? TransportError.cancelled
-                case .timedOut: error = TransportError.timedOut("waiting for a connection (the request's total time limit)")
-                case .shutDown: error = TransportError(.cancelled, "the transport was shut down")
-                case .connectionFailed: error = failure ?? TransportError(.cannotConnectToHost, "could not connect to \(origin)")
-                case .retired: error = RetiredPoolError()
-                }
-                waiter?(.failure(error))
+    /// Runs `change` under the lock, then performs what the machine asked for.
+    private func update(_ change: (inout State) -> [Machine.Action]) {
+        let work = state.withLockedValue { state in state.work(for: change(&state), origin: origin) }
+        for item in work {
+            switch item {
+            case .complete(let waiter, let result): waiter?(result)
+            case .close(let connection): connection?.close()
+            case .cancel(let timer): timer?.cancel()
+            case .perform(.createConnection(let connectionID)): createConnection(connectionID)
+            case .perform(.schedule(let timer, let deadline)): schedule(timer, at: deadline)
+            case .perform: break
             }
         }
     }
@@ -155,33 +161,30 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
             do {
                 let connection = try await factory.makeConnection(
                     id: connectionID, origin: origin, connectTimeout: connectTimeout, delegate: self)
-                let actions = state.withLockedValue { state in
+                update { state in
                     state.connections[connectionID] = connection.connection
                     return state.machine.connectionEstablished(
                         connectionID, version: connection.version, capacity: connection.maximumStreams, now: .now())
                 }
                 connection.connection.channel.closeFuture.whenComplete { _ in self.connectionClosed(connectionID) }
-                run(actions)
             } catch {
                 logger.debug("connection failed", metadata: ["origin": "\(origin)", "error": "\(error)"])
-                let actions = state.withLockedValue { state in
+                update { state in
                     let actions = state.machine.connectionFailed(connectionID, now: .now())
                     // The waiters that fail learn why.
                     for case .failRequest(let request, .connectionFailed) in actions { state.failures[request] = error }
                     return actions
                 }
-                run(actions)
                 notifyIfEmpty()
             }
         }
     }
 
     private func connectionClosed(_ connectionID: Int) {
-        let actions = state.withLockedValue { state in
+        update { state in
             state.connections.removeValue(forKey: connectionID)
-            return state.machine.connectionClosed(connectionID, now: .now())
+            return state.machine.connectionClosed(connectionID)
         }
-        run(actions)
         notifyIfEmpty()
     }
 
@@ -199,58 +202,31 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
 
     // MARK: Timers
 
-    // Each timer is armed outside the lock and kept only if the machine still wants it when the
-    // handle is stored: a timer that fired or was cancelled in between is not kept.
-
-    private func scheduleIdleTimeout(_ connectionID: Int, at deadline: NIODeadline) {
-        guard let connection = state.withLockedValue({ $0.connections[connectionID] }) else { return }
-        let timer = connection.channel.eventLoop.scheduleTask(deadline: deadline) {
-            let actions = self.state.withLockedValue { state in
-                state.idleTimers[connectionID] = nil
-                return state.machine.idleTimeoutFired(connectionID, now: .now())
-            }
-            self.run(actions)
+    /// Arms the timer: a connection's on its event loop, the others on any. It is armed outside the
+    /// lock and its handle kept only if the machine still wants it then: one that fired or was
+    /// cancelled in between is not kept.
+    private func schedule(_ timer: Machine.Timer, at deadline: NIODeadline) {
+        let eventLoop: any EventLoop
+        if case .idle(let connectionID) = timer {
+            guard let connection = state.withLockedValue({ $0.connections[connectionID] }) else { return }
+            eventLoop = connection.channel.eventLoop
+        } else {
+            eventLoop = factory.eventLoopGroup.any()
         }
-        keep(timer) { state in
-            guard state.machine.idleTimersArmed.contains(connectionID) else { return false }
-            state.idleTimers[connectionID] = timer
+        let scheduled = eventLoop.scheduleTask(deadline: deadline) {
+            self.update { state in
+                state.timers[timer] = nil
+                return state.machine.timerFired(timer, now: .now())
+            }
+            // A pool that waited out its backoff with nothing left to do may now be dropped.
+            if timer == .backoff { self.notifyIfEmpty() }
+        }
+        let kept = state.withLockedValue { state in
+            guard state.machine.armedTimers.contains(timer) else { return false }
+            state.timers[timer] = scheduled
             return true
         }
-    }
-
-    private func scheduleWaitTimeout(_ request: Int, at deadline: NIODeadline) {
-        let timer = factory.eventLoopGroup.any().scheduleTask(deadline: deadline) {
-            let actions = self.state.withLockedValue { state in
-                state.waitTimers[request] = nil
-                return state.machine.waitTimeoutFired(request)
-            }
-            self.run(actions)
-        }
-        keep(timer) { state in
-            guard state.machine.waiters.contains(where: { $0.id == request }) else { return false }
-            state.waitTimers[request] = timer
-            return true
-        }
-    }
-
-    private func scheduleBackoff(at deadline: NIODeadline) {
-        let timer = factory.eventLoopGroup.any().scheduleTask(deadline: deadline) {
-            let actions = self.state.withLockedValue { state in
-                state.backoffTimer = nil
-                return state.machine.backoffElapsed(now: .now())
-            }
-            self.run(actions)
-        }
-        keep(timer) { state in
-            guard state.machine.isBackoffArmed else { return false }
-            state.backoffTimer = timer
-            return true
-        }
-    }
-
-    /// Stores a timer's handle if `store` says the machine still wants it, else cancels it.
-    private func keep(_ timer: Scheduled<Void>, _ store: (inout State) -> Bool) {
-        if !state.withLockedValue(store) { timer.cancel() }
+        if !kept { scheduled.cancel() }
     }
 }
 

@@ -53,19 +53,31 @@ struct ConnectionPoolStateMachine {
         case retired
     }
 
+    /// A timer the pool runs; the machine says when to arm and cancel each.
+    enum Timer: Hashable {
+        /// Closes a connection that stayed idle for the idle timeout.
+        case idle(connection: Int)
+        /// Fails a queued request at its deadline.
+        case wait(request: Int)
+        /// Ends the pause after a failed connection attempt.
+        case backoff
+    }
+
     enum Action: Equatable {
         /// Hand the connection to the request (for HTTP/2, one of its streams).
         case lease(connection: Int, request: Int)
         case createConnection(Int)
         case closeConnection(Int)
-        case scheduleIdleTimeout(Int, at: NIODeadline)
-        case cancelIdleTimeout(Int)
-        case scheduleWaitTimeout(request: Int, at: NIODeadline)
-        case cancelWaitTimeout(request: Int)
-        /// Call ``backoffElapsed(now:)`` at this time.
-        case scheduleBackoff(at: NIODeadline)
-        case cancelBackoff
+        /// Arm the timer; call ``timerFired(_:now:)`` when it fires.
+        case schedule(Timer, at: NIODeadline)
+        case cancel(Timer)
         case failRequest(Int, FailureReason)
+    }
+
+    /// What an HTTP/2 connection reported before the pool had it registered.
+    private struct EarlyNews {
+        var capacity: Int?
+        var goingAway = false
     }
 
     let maximumConnections: Int
@@ -83,13 +95,15 @@ struct ConnectionPoolStateMachine {
     private(set) var consecutiveFailures = 0
     /// Requests cancelled before they asked for a lease.
     private(set) var cancelledEarly: Set<Int> = []
-    /// When each idle connection became idle, and which have an idle timer armed. An idle timer is
-    /// not cancelled when its connection is leased (that would wake an event loop from another
-    /// thread on every lease): when it fires it checks how long the connection has really been idle.
+    /// When each idle connection became idle. An idle timer is not cancelled when its connection is
+    /// leased (that would wake an event loop from another thread on every lease): when it fires it
+    /// checks how long the connection has really been idle.
     private(set) var idleSince: [Int: NIODeadline] = [:]
-    private(set) var idleTimersArmed: Set<Int> = []
-    private var retryNotBefore: NIODeadline?
-    private(set) var isBackoffArmed = false
+    /// The timers armed and not yet fired or cancelled.
+    private(set) var armedTimers: Set<Timer> = []
+    /// No connection attempt before this, after a failed one; the backoff timer is armed meanwhile.
+    private(set) var retryNotBefore: NIODeadline?
+    private var earlyNews: [Int: EarlyNews] = [:]
     private var nextConnectionID: Int
 
     static let firstBackoff = TimeAmount.milliseconds(25)
@@ -115,9 +129,10 @@ struct ConnectionPoolStateMachine {
 
     // MARK: Requests
 
-    /// Retires the pool if it is empty; whether it did.
+    /// Retires the pool if it is empty and not backing off (a new pool would forget the failures);
+    /// whether it did.
     mutating func retireIfEmpty() -> Bool {
-        guard isEmpty, !isShutDown else { return false }
+        guard isEmpty, !isShutDown, retryNotBefore == nil else { return false }
         isRetired = true
         return true
     }
@@ -134,14 +149,12 @@ struct ConnectionPoolStateMachine {
             return [lease(connection, to: request)]
         }
         waiters.append(Waiter(id: request, needsFreshConnection: needsFreshConnection, deadline: deadline))
-        var actions = deadline.map { [Action.scheduleWaitTimeout(request: request, at: $0)] } ?? []
-        let opening = openConnectionsForWaiters(now: now)
+        var actions = deadline.map { [arm(.wait(request: request), at: $0)] } ?? []
+        let opening = openConnectionsForWaiters()
         actions += opening
         if opening.isEmpty, needsFreshConnection, waiters.count > connectingCount, let idle = idleConnection() {
             // Full of idle connections this request may not use: close one to make room.
-            connections[idle] = .closing
-            idleSince[idle] = nil
-            actions.append(.closeConnection(idle))
+            actions.append(close(idle))
         }
         return actions
     }
@@ -149,22 +162,38 @@ struct ConnectionPoolStateMachine {
     /// Ends a request's wait. A request not (yet) waiting is remembered, so that a registration
     /// that comes after its cancellation fails at once; ``forgetRequest(_:)`` drops the note.
     mutating func cancelRequest(_ request: Int) -> [Action] {
-        guard let waiter = removeWaiter(request) else {
+        guard let index = waiters.firstIndex(where: { $0.id == request }) else {
             cancelledEarly.insert(request)
             return []
         }
-        return failing(waiter, .cancelled)
-    }
-
-    mutating func waitTimeoutFired(_ request: Int) -> [Action] {
-        guard let index = waiters.firstIndex(where: { $0.id == request && $0.deadline != nil }) else { return [] }
-        waiters.remove(at: index)
-        return [.failRequest(request, .timedOut)]
+        return failing(waiters.remove(at: index), .cancelled)
     }
 
     /// The request is done with the pool, however it ended.
     mutating func forgetRequest(_ request: Int) {
         cancelledEarly.remove(request)
+    }
+
+    // MARK: Timers
+
+    mutating func timerFired(_ timer: Timer, now: NIODeadline) -> [Action] {
+        guard armedTimers.remove(timer) != nil else { return [] }
+        switch timer {
+        case .idle(let connection):
+            guard case .open(_, leased: 0, _) = connections[connection], let since = idleSince[connection] else { return [] }
+            // Used since the timer was armed: wait for the rest of the new idle period.
+            if since + idleTimeout > now { return [arm(timer, at: since + idleTimeout)] }
+            return [close(connection)]
+        case .wait(let request):
+            guard let index = waiters.firstIndex(where: { $0.id == request }) else { return [] }
+            waiters.remove(at: index)
+            return [.failRequest(request, .timedOut)]
+        case .backoff:
+            // A failure since it was armed pushed the next attempt back.
+            if let notBefore = retryNotBefore, notBefore > now { return [arm(.backoff, at: notBefore)] }
+            retryNotBefore = nil
+            return openConnectionsForWaiters()
+        }
     }
 
     // MARK: Connections
@@ -174,51 +203,68 @@ struct ConnectionPoolStateMachine {
         consecutiveFailures = 0
         retryNotBefore = nil
         httpVersion = version
-        if isShutDown {
+        var actions = disarm(.backoff)
+        let news = earlyNews.removeValue(forKey: connection)
+        if isShutDown { return actions + [close(connection)] }
+        if news?.goingAway == true {
+            // Told to go away before it was registered: it closes itself once its streams end.
             connections[connection] = .closing
-            return [.closeConnection(connection)]
+            return actions + openConnectionsForWaiters()
         }
-        connections[connection] = .open(version, leased: 0, capacity: max(1, capacity))
-        return serveWaiters(on: connection, isNew: true, now: now) + openConnectionsForWaiters(now: now)
+        connections[connection] = .open(version, leased: 0, capacity: max(1, news?.capacity ?? capacity))
+        actions += serveWaiters(on: connection, isNew: true, now: now)
+        return actions + openConnectionsForWaiters()
     }
 
     /// An HTTP/2 server changed its stream limit.
     mutating func connectionCapacityChanged(_ connection: Int, capacity: Int, now: NIODeadline) -> [Action] {
-        guard case .open(let version, let leased, _) = connections[connection] else { return [] }
-        connections[connection] = .open(version, leased: leased, capacity: max(1, capacity))
-        return serveWaiters(on: connection, isNew: false, now: now)
+        switch connections[connection] {
+        case .connecting:
+            earlyNews[connection, default: EarlyNews()].capacity = capacity
+            return []
+        case .open(let version, let leased, _):
+            connections[connection] = .open(version, leased: leased, capacity: max(1, capacity))
+            return serveWaiters(on: connection, isNew: false, now: now)
+        case .closing, nil:
+            return []
+        }
     }
 
     /// An HTTP/2 server sent GOAWAY: the connection takes no new stream and closes itself once its
     /// streams are done.
-    mutating func connectionGoingAway(_ connection: Int, now: NIODeadline) -> [Action] {
-        guard case .open = connections[connection] else { return [] }
-        connections[connection] = .closing
-        idleSince[connection] = nil
-        return openConnectionsForWaiters(now: now)
+    mutating func connectionGoingAway(_ connection: Int) -> [Action] {
+        switch connections[connection] {
+        case .connecting:
+            earlyNews[connection, default: EarlyNews()].goingAway = true
+            return []
+        case .open:
+            connections[connection] = .closing
+            idleSince[connection] = nil
+            return openConnectionsForWaiters()
+        case .closing, nil:
+            return []
+        }
     }
 
     /// The attempt failed: the oldest waiter gets the error, and so does every other once no
     /// connection is left to serve them. Later attempts wait for the backoff.
     mutating func connectionFailed(_ connection: Int, now: NIODeadline) -> [Action] {
         guard connections.removeValue(forKey: connection) != nil else { return [] }
+        earlyNews[connection] = nil
         consecutiveFailures += 1
-        retryNotBefore = now + Self.backoff(afterFailures: consecutiveFailures)
+        let notBefore = now + Self.backoff(afterFailures: consecutiveFailures)
+        retryNotBefore = notBefore
         var actions: [Action] = []
         if !waiters.isEmpty {
             actions += failing(waiters.removeFirst(), .connectionFailed)
         }
-        let othersMayServe = connections.values.contains { if case .closing = $0 { false } else { true } }
+        let othersMayServe = connections.values.contains { $0 != .closing }
         if !othersMayServe {
             while !waiters.isEmpty { actions += failing(waiters.removeFirst(), .connectionFailed) }
         }
-        return actions + openConnectionsForWaiters(now: now)
-    }
-
-    mutating func backoffElapsed(now: NIODeadline) -> [Action] {
-        isBackoffArmed = false
-        retryNotBefore = nil
-        return openConnectionsForWaiters(now: now)
+        // Armed even with nobody waiting: the pool is kept (not retired) until it fires.
+        if !armedTimers.contains(.backoff) { actions.append(arm(.backoff, at: notBefore)) }
+        return actions
     }
 
     /// An exchange ended; a `reusable` connection can serve again, any other is closing.
@@ -226,56 +272,37 @@ struct ConnectionPoolStateMachine {
         guard case .open(let version, let leased, let capacity) = connections[connection], leased > 0 else { return [] }
         let stillLeased = leased - 1
         guard reusable, !isShutDown || stillLeased > 0 else {
-            connections[connection] = .closing
-            return [.closeConnection(connection)] + openConnectionsForWaiters(now: now)
+            return [close(connection)] + openConnectionsForWaiters()
         }
         connections[connection] = .open(version, leased: stillLeased, capacity: capacity)
         if isShutDown { return [] }
         if let index = waiters.firstIndex(where: { !$0.needsFreshConnection }) {
             let waiter = waiters.remove(at: index)
-            return cancellingTimer(of: waiter) + [lease(connection, to: waiter.id)]
+            return disarmingTimer(of: waiter) + [lease(connection, to: waiter.id)]
         }
         if stillLeased == 0, !waiters.isEmpty, roomForMore == 0 {
             // Only waiters that need a new connection remain and the limit is reached: make room.
-            connections[connection] = .closing
-            return [.closeConnection(connection)]
+            return [close(connection)]
         }
         let idle = stillLeased == 0 ? becameIdle(connection, now: now) : []
-        return idle + openConnectionsForWaiters(now: now)
-    }
-
-    mutating func idleTimeoutFired(_ connection: Int, now: NIODeadline) -> [Action] {
-        idleTimersArmed.remove(connection)
-        guard case .open(_, leased: 0, _) = connections[connection], let since = idleSince[connection] else { return [] }
-        if since + idleTimeout > now {
-            // Used since the timer was armed: wait for the rest of the new idle period.
-            idleTimersArmed.insert(connection)
-            return [.scheduleIdleTimeout(connection, at: since + idleTimeout)]
-        }
-        connections[connection] = .closing
-        idleSince[connection] = nil
-        return [.closeConnection(connection)]
+        return idle + openConnectionsForWaiters()
     }
 
     /// The socket closed, for whatever reason: the connection stops counting.
-    mutating func connectionClosed(_ connection: Int, now: NIODeadline) -> [Action] {
+    mutating func connectionClosed(_ connection: Int) -> [Action] {
         guard let state = connections[connection], state != .connecting else { return [] }
         connections.removeValue(forKey: connection)
         idleSince[connection] = nil
-        let timer = idleTimersArmed.remove(connection) != nil ? [Action.cancelIdleTimeout(connection)] : []
-        return timer + openConnectionsForWaiters(now: now)
+        return disarm(.idle(connection: connection)) + openConnectionsForWaiters()
     }
 
     mutating func shutDown() -> [Action] {
         isShutDown = true
-        var actions: [Action] = isBackoffArmed ? [.cancelBackoff] : []
-        isBackoffArmed = false
+        var actions = disarm(.backoff)
         while !waiters.isEmpty { actions += failing(waiters.removeFirst(), .shutDown) }
         for (connection, state) in connections {
             guard case .open(_, leased: 0, _) = state else { continue }
-            connections[connection] = .closing
-            idleSince[connection] = nil
-            actions.append(.closeConnection(connection))
+            actions.append(close(connection))
         }
         return actions
     }
@@ -306,6 +333,13 @@ struct ConnectionPoolStateMachine {
         return .lease(connection: connection, request: request)
     }
 
+    /// Marks the connection closing (it counts until its socket closes) and says to close it.
+    private mutating func close(_ connection: Int) -> Action {
+        connections[connection] = .closing
+        idleSince[connection] = nil
+        return .closeConnection(connection)
+    }
+
     /// Leases the connection to waiters while it has room; a connection that stays idle arms its timer.
     private mutating func serveWaiters(on connection: Int, isNew: Bool, now: NIODeadline) -> [Action] {
         var actions: [Action] = []
@@ -313,7 +347,7 @@ struct ConnectionPoolStateMachine {
             let index = waiters.firstIndex(where: { isNew || !$0.needsFreshConnection })
         {
             let waiter = waiters.remove(at: index)
-            actions += cancellingTimer(of: waiter) + [lease(connection, to: waiter.id)]
+            actions += disarmingTimer(of: waiter) + [lease(connection, to: waiter.id)]
         }
         if case .open(_, leased: 0, _) = connections[connection] { actions += becameIdle(connection, now: now) }
         return actions
@@ -321,32 +355,32 @@ struct ConnectionPoolStateMachine {
 
     private mutating func becameIdle(_ connection: Int, now: NIODeadline) -> [Action] {
         idleSince[connection] = now
-        guard idleTimersArmed.insert(connection).inserted else { return [] }
-        return [.scheduleIdleTimeout(connection, at: now + idleTimeout)]
+        let timer = Timer.idle(connection: connection)
+        return armedTimers.contains(timer) ? [] : [arm(timer, at: now + idleTimeout)]
     }
 
-    private mutating func removeWaiter(_ request: Int) -> Waiter? {
-        guard let index = waiters.firstIndex(where: { $0.id == request }) else { return nil }
-        return waiters.remove(at: index)
+    private mutating func arm(_ timer: Timer, at deadline: NIODeadline) -> Action {
+        armedTimers.insert(timer)
+        return .schedule(timer, at: deadline)
     }
 
-    private func cancellingTimer(of waiter: Waiter) -> [Action] {
-        waiter.deadline == nil ? [] : [.cancelWaitTimeout(request: waiter.id)]
+    private mutating func disarm(_ timer: Timer) -> [Action] {
+        armedTimers.remove(timer) == nil ? [] : [.cancel(timer)]
     }
 
-    private func failing(_ waiter: Waiter, _ reason: FailureReason) -> [Action] {
-        cancellingTimer(of: waiter) + [.failRequest(waiter.id, reason)]
+    private mutating func disarmingTimer(of waiter: Waiter) -> [Action] {
+        disarm(.wait(request: waiter.id))
     }
 
-    /// Opens connections until every waiter has one coming or the limit is reached; only one at a
-    /// time while the origin may speak HTTP/2, and none before the backoff after a failure.
-    private mutating func openConnectionsForWaiters(now: NIODeadline) -> [Action] {
-        guard !isShutDown, !isRetired, waiters.count > connectingCount, roomForMore > 0 else { return [] }
-        if let notBefore = retryNotBefore, now < notBefore {
-            guard !isBackoffArmed else { return [] }
-            isBackoffArmed = true
-            return [.scheduleBackoff(at: notBefore)]
-        }
+    private mutating func failing(_ waiter: Waiter, _ reason: FailureReason) -> [Action] {
+        disarmingTimer(of: waiter) + [.failRequest(waiter.id, reason)]
+    }
+
+    /// Opens connections until every waiter has one coming or the limit is reached; none while an
+    /// HTTP/2 connection serves the origin (its waiters wait for a stream) or during the backoff
+    /// after a failure, and only one at a time while the origin may speak HTTP/2.
+    private mutating func openConnectionsForWaiters() -> [Action] {
+        guard !isShutDown, !isRetired, retryNotBefore == nil, waiters.count > connectingCount, roomForMore > 0 else { return [] }
         let servedByHTTP2 = connections.values.contains { if case .open(.http2, _, _) = $0 { true } else { false } }
         guard !servedByHTTP2 || waiters.contains(where: \.needsFreshConnection) else { return [] }
         let oneAtATime = mayNegotiateHTTP2 && httpVersion != .http1
