@@ -3,7 +3,7 @@ import ChildProcess
 import Foundation
 import HTTPBinServer
 
-/// `alamofire-probe soak URL COUNT`
+/// `alamofire-probe soak URL COUNT`, `alamofire-probe soak-tls URL CA_FILE COUNT`
 ///
 /// Makes COUNT sequential GETs of URL through a `Session`, as `AF.request(url).validate().responseData` users
 /// do, and prints `requests=<n> failures=<n> rss_kb_warm=<VmRSS after the first fifth>
@@ -48,17 +48,25 @@ func stream(path: String) async throws -> String {
     return "bytes=\(bytes) error=\(error) rss_kb_peak=\(peak)"
 }
 
-func soak(url: URL, count: Int) async -> String {
-    let session = Session()
+func soak(url: URL, count: Int, session: Session = Session()) async -> String {
     let warmUp = max(1, count / 5)
     var failures = 0
     var warm = -1
+    var protocolName = "none"
     for index in 0..<count {
         if index == warmUp { warm = residentKilobytes() }
         let response = await session.request(url).validate().serializingData().response
         if response.error != nil { failures += 1 }
+        if index == count - 1 { protocolName = response.metrics?.transactionMetrics.last?.networkProtocolName ?? "none" }
     }
-    return "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes())"
+    return "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes()) protocol=\(protocolName)"
+}
+
+/// `alamofire-probe soak-tls URL CA_FILE COUNT`: the soak over HTTPS, trusting the DER certificate
+/// in CA_FILE as a root (an HTTPBinServer's test CA: its TLS port speaks HTTP/2).
+func soakOverTLS(url: URL, authorityFile: String, count: Int) async throws -> String {
+    let authority = try SecCertificate(derEncoded: Data(contentsOf: URL(fileURLWithPath: authorityFile)))
+    return await soak(url: url, count: count, session: Session(eventMonitors: [], additionalTrustRoots: [authority]))
 }
 
 /// Inside a network namespace of its own (run under `unshare -rn`): follows the general reachability while it adds a
@@ -111,12 +119,18 @@ do {
         print(try await stream(path: arguments[1]))
         exit(0)
     }
+    if arguments.count == 4, arguments[0] == "soak-tls", let url = URL(string: arguments[1]), let count = Int(arguments[3]), count > 0 {
+        print(try await soakOverTLS(url: url, authorityFile: arguments[2], count: count))
+        exit(0)
+    }
     guard arguments.count == 3, arguments[0] == "soak", let url = URL(string: arguments[1]), let count = Int(arguments[2]), count > 0 else {
         throw ProbeError.usage
     }
     print(await soak(url: url, count: count))
 } catch {
     FileHandle.standardError.write(
-        Data("usage: alamofire-probe soak URL COUNT | alamofire-probe stream PATH | alamofire-probe reachability\n".utf8))
+        Data(
+            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe stream PATH | alamofire-probe reachability\n"
+                .utf8))
     exit(2)
 }

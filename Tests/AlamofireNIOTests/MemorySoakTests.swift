@@ -14,14 +14,33 @@ import Testing
     @Test func smallRequestsKeepMemoryFlat() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let report = try await runProbe("soak", server.url("/bytes/64").absoluteString, String(Self.requests))
-            #expect(report["exit"] == "0")
-            #expect(report["requests"] == String(Self.requests))
-            #expect(report["failures"] == "0")
-            let warm = try #require(report["rss_kb_warm"].flatMap(Int.init))
-            let end = try #require(report["rss_kb_end"].flatMap(Int.init))
-            #expect(warm > 0)
-            #expect(end - warm < Self.allowedGrowthKilobytes, "resident memory grew from \(warm) kB to \(end) kB")
+            try Self.expectFlat(report, overHTTP2: false)
         }
+    }
+
+    /// The same over HTTP/2: every request a stream of one long-lived connection, whose per-stream
+    /// state must all be released.
+    @Test func smallRequestsOverHTTP2KeepMemoryFlat() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let authority = FileManager.default.temporaryDirectory.appendingPathComponent("soak-ca-\(UUID().uuidString).der")
+            try Data(try #require(server.certificates).certificateAuthority.certificateDER).write(to: authority)
+            defer { try? FileManager.default.removeItem(at: authority) }
+            let url = try #require(server.tlsURL(.valid, "/bytes/64"))
+            let report = try await runProbe("soak-tls", url.absoluteString, authority.path, String(Self.requests))
+            try Self.expectFlat(report, overHTTP2: true)
+        }
+    }
+
+    /// Checks a soak's report: every request succeeded and memory stayed flat after the warm-up.
+    static func expectFlat(_ report: [String: String], overHTTP2: Bool) throws {
+        #expect(report["exit"] == "0")
+        #expect(report["requests"] == String(Self.requests))
+        #expect(report["failures"] == "0")
+        #expect(report["protocol"] == (overHTTP2 ? "h2" : "http/1.1"))
+        let warm = try #require(report["rss_kb_warm"].flatMap(Int.init))
+        let end = try #require(report["rss_kb_end"].flatMap(Int.init))
+        #expect(warm > 0)
+        #expect(end - warm < Self.allowedGrowthKilobytes, "resident memory grew from \(warm) kB to \(end) kB")
     }
 
     /// A 1 GiB `streamRequest` consumed more slowly than loopback delivers it: back-pressure keeps the

@@ -11,33 +11,39 @@ import Testing
 /// Every exchange is released once it ends, with every promise its caller could wait on completed,
 /// whichever way it ended: collected, streamed, failed, cancelled, or answered before its body was sent.
 @Suite struct TransportLeakTests {
-    @Test func everyKindOfExchangeIsReleasedWithItsPromisesSettled() async throws {
-        try await HTTPBinServer.withServer { server async throws in
-            let transport = makeTransport()
+    /// Over plain HTTP/1.1, and over HTTPS, where the server speaks HTTP/2.
+    @Test(arguments: [false, true])
+    func everyKindOfExchangeIsReleasedWithItsPromisesSettled(overHTTP2: Bool) async throws {
+        try await HTTPBinServer.withServer(.init(tls: overHTTP2)) { server async throws in
+            let authority = server.certificates?.certificateAuthority.certificateDER
+            let transport = makeTransport { configuration in
+                if let authority { configuration.tls.additionalTrustRoots = [authority] }
+            }
             defer { transport.shutdown() }
+            let url = { (path: String) in overHTTP2 ? server.tlsURL(.valid, path)! : server.url(path) }
             for round in 0..<20 {
                 // Collected, through the callback entry point.
                 let collected = try await withCheckedThrowingContinuation { continuation in
-                    transport.execute(TransportRequest(url: server.url("/bytes/64")), collectingUpTo: 1 << 20) {
+                    transport.execute(TransportRequest(url: url("/bytes/64")), collectingUpTo: 1 << 20) {
                         continuation.resume(with: $0)
                     }
                 }
                 #expect(collected.body.readableBytes == 64)
                 // Streamed, read to the end.
-                let streamed = try await transport.fetch(server.url("/bytes/128"))
+                let streamed = try await transport.fetch(url("/bytes/128"))
                 #expect(streamed.body.readableBytes == 128)
                 // Streamed, dropped before its end (the connection closes).
-                _ = try await transport.execute(TransportRequest(url: server.url("/stream-bytes/65536?chunk_size=1024")))
+                _ = try await transport.execute(TransportRequest(url: url("/stream-bytes/65536?chunk_size=1024")))
                 // Over the collecting limit.
                 let tooLarge = await transportError {
-                    try await transport.execute(TransportRequest(url: server.url("/bytes/4096")), collectingUpTo: 16)
+                    try await transport.execute(TransportRequest(url: url("/bytes/4096")), collectingUpTo: 16)
                 }
                 #expect(tooLarge?.code == .dataLengthExceedsMaximum)
                 // Cancelled while the server delays its answer.
-                let handle = transport.execute(TransportRequest(url: server.url("/delay/10")), collectingUpTo: 1 << 20) { _ in }
+                let handle = transport.execute(TransportRequest(url: url("/delay/10")), collectingUpTo: 1 << 20) { _ in }
                 if round % 2 == 0 { handle.cancel() } else { Task { handle.cancel() } }
                 // A streamed upload the server answers without reading (its writer must be released).
-                let upload = TransportRequest(method: .POST, url: server.url("/status/500"), body: .stream(length: nil, Self.endlessBody))
+                let upload = TransportRequest(method: .POST, url: url("/status/500"), body: .stream(length: nil, Self.endlessBody))
                 let answered = try await transport.fetch(upload)
                 #expect(answered.status == 500)
             }
