@@ -66,8 +66,10 @@ enum BenchError: Error { case usage(String) }
 func makeClient(_ name: String, for workload: Workload) -> any BenchClient {
     let connectionsPerHost = workload.connectionsPerHost
     return switch name {
-    case "AlamofireNIO": AlamofireNIOClient(maximumConnectionsPerHost: connectionsPerHost, attachingPolicies: workload.attachesPolicies)
-    case "AsyncHTTPClient": AsyncHTTPClientClient(maximumConnectionsPerHost: connectionsPerHost)
+    case "AlamofireNIO":
+        AlamofireNIOClient(
+            maximumConnectionsPerHost: connectionsPerHost, attachingPolicies: workload.attachesPolicies, protocolChoice: workload.protocolChoice)
+    case "AsyncHTTPClient": AsyncHTTPClientClient(maximumConnectionsPerHost: connectionsPerHost, protocolChoice: workload.protocolChoice)
     default: URLSessionClient(maximumConnectionsPerHost: connectionsPerHost)
     }
 }
@@ -213,7 +215,7 @@ enum Bench {
         let selected = workloads(quick: options.quick).filter { options.workload == nil || $0.id == options.workload }
         let server = try await BenchServer.start(
             quick: options.quick, largeFiles: selected.contains { ["W3", "W4", "W7", "W8"].contains($0.id) },
-            needsDocuments: selected.contains { ["W1", "W2", "W5", "W1P"].contains($0.id) })
+            needsDocuments: selected.contains { ["W1", "W2", "W2T", "W5", "W1P", "W9"].contains($0.id) })
         let slowServer: HTTPBinServer
         do {
             slowServer = try await HTTPBinServer.start()
@@ -222,15 +224,17 @@ enum Bench {
             throw error
         }
         let context = WorkloadContext(
-            baseURL: server.baseURL, slowURL: slowServer.baseURL, scratch: server.root, largeFilePath: server.largeFilePath,
-            uploadPath: server.uploadPath, quick: options.quick)
+            baseURL: server.baseURL, tlsBaseURL: server.tlsBaseURL, slowURL: slowServer.baseURL, scratch: server.root,
+            largeFilePath: server.largeFilePath, uploadPath: server.uploadPath, quick: options.quick)
         let runs = options.quick ? 3 : 5
         print("server: \(server.description) at \(server.baseURL.absoluteString); \(runs) interleaved runs per workload\n")
 
         var results: [String: [String: Figure]] = [:]
         for workload in selected {
-            // W1P is AlamofireNIO with policies attached; URLSession would only repeat its W1.
-            let clientNames = workload.attachesPolicies ? clientNames.filter { $0 != "URLSession" } : clientNames
+            // W1P is AlamofireNIO with policies attached; URLSession would only repeat its W1. Nor can
+            // it trust the HTTPS workloads' private CA (see BenchTLS).
+            let excludesURLSession = workload.attachesPolicies || workload.protocolChoice != .plain
+            let clientNames = excludesURLSession ? clientNames.filter { $0 != "URLSession" } : clientNames
             var samples: [String: [Double]] = [:]
             var memory: [String: [Double]] = [:]
             var errors: [String: Int] = [:]

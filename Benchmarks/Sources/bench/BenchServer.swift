@@ -4,6 +4,8 @@ import HTTPBinServer
 /// Where the workloads send requests: nginx on loopback when it can be had, else HTTPBinServer.
 struct BenchServer {
     let baseURL: URL
+    /// nginx's HTTPS server with HTTP/2, trusted through ``BenchTLS``; nil for the fallback server.
+    var tlsBaseURL: URL? = nil
     let description: String
     /// Holds the served files and the workloads' scratch files (tmpfs when there is one).
     let root: URL
@@ -74,6 +76,8 @@ struct BenchServer {
             guard FileManager.default.fileExists(atPath: binary) else { return nil }
         }
         let port = freePort()
+        let tlsPort = freePort()
+        let tls = try BenchTLS.writeFiles(in: root)
         let configuration = """
             daemon off;
             worker_processes 1;
@@ -90,6 +94,12 @@ struct BenchServer {
                 uwsgi_temp_path \(root.path)/uwsgi;
                 scgi_temp_path \(root.path)/scgi;
                 types { application/json json; }
+                server {
+                    listen 127.0.0.1:\(tlsPort) ssl http2;
+                    ssl_certificate \(tls.certificate);
+                    ssl_certificate_key \(tls.key);
+                    root \(root.path)/www;
+                }
                 server {
                     listen 127.0.0.1:\(port);
                     root \(root.path)/www;
@@ -114,7 +124,8 @@ struct BenchServer {
             return nil
         }
         return BenchServer(
-            baseURL: baseURL, description: "nginx (Debian nginx-light, 1 worker)", root: root, largeFilePath: largeFile,
+            baseURL: baseURL, tlsBaseURL: URL(string: "https://127.0.0.1:\(tlsPort)")!, description: "nginx (Debian nginx-light, 1 worker)",
+            root: root, largeFilePath: largeFile,
             uploadPath: "/upload/upload.bin"
         ) {
             process.terminate()

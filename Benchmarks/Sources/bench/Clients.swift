@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFileSystem
+import NIOSSL
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -36,14 +37,16 @@ struct AlamofireNIOClient: BenchClient {
 
     /// With `attachingPolicies`, the session gets a cookie storage of its own (empty: nothing to send
     /// to this host) and an event monitor counting finished requests on a queue of its own (W1P).
-    init(maximumConnectionsPerHost: Int, attachingPolicies: Bool = false) {
+    init(maximumConnectionsPerHost: Int, attachingPolicies: Bool = false, protocolChoice: BenchProtocol = .plain) {
         let configuration = URLSessionConfiguration.af.default
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         // Every request goes on the wire, as with AsyncHTTPClient: nginx's validators would otherwise
         // let the cache answer (or revalidate) the repeated GETs.
         configuration.urlCache = nil
         guard attachingPolicies else {
-            session = Session(configuration: configuration)
+            // The benchmark's CA is trusted for the HTTPS workloads (W9, W2T) only.
+            let roots = protocolChoice == .plain ? [] : [try! SecCertificate(derEncoded: Data(BenchTLS.authorityDER))]
+            session = Session(configuration: configuration, additionalTrustRoots: roots, allowsHTTP2: protocolChoice != .tlsHTTP1)
             return
         }
         // Nothing is stored in it, so nothing is written to disk.
@@ -86,9 +89,15 @@ struct AsyncHTTPClientClient: BenchClient {
     let name = "AsyncHTTPClient"
     let client: HTTPClient
 
-    init(maximumConnectionsPerHost: Int) {
+    init(maximumConnectionsPerHost: Int, protocolChoice: BenchProtocol = .plain) {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
+        if protocolChoice != .plain {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates([try! NIOSSLCertificate(bytes: BenchTLS.authorityDER, format: .der)])
+            configuration.tlsConfiguration = tls
+            configuration.httpVersion = protocolChoice == .http2 ? .automatic : .http1Only
+        }
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

@@ -4,6 +4,8 @@ import Foundation
 struct WorkloadContext: Sendable {
     /// nginx (or the fallback) serving the static documents and accepting PUTs under `/upload/`.
     let baseURL: URL
+    /// nginx's HTTPS server with HTTP/2 (W9, W2T), serving the same documents; nil without nginx.
+    var tlsBaseURL: URL? = nil
     /// HTTPBinServer, for the slow endpoint of W6.
     let slowURL: URL
     /// A directory on the same file system as the served files, for downloads and upload sources.
@@ -26,8 +28,10 @@ struct Workload: Sendable {
     let connectionsPerHost: Int
     /// AlamofireNIO's session gets a cookie storage and an event monitor (W1P).
     var attachesPolicies = false
+    /// Plain HTTP/1.1, or HTTPS with or without HTTP/2.
+    var protocolChoice = BenchProtocol.plain
     /// Whether failed requests are counted and reported rather than failing the run.
-    var countsErrors: Bool { id == "W2" || id == "W6" }
+    var countsErrors: Bool { ["W2", "W2T", "W6", "W9"].contains(id) }
     let run: @Sendable (any BenchClient, WorkloadContext) async throws -> Measurement
 }
 
@@ -70,6 +74,13 @@ func workloads(quick: Bool) -> [Workload] {
         Workload(id: "W2", title: "\(concurrentTotal) GETs, 64 in flight", unit: "req/s", isolated: false, connectionsPerHost: 64) {
             client, context in
             await concurrentGets(client, context, count: concurrentTotal)
+        },
+        // W2 over HTTPS with HTTP/1.1 forced, beside W9's HTTP/2: the two protocols on one server.
+        Workload(
+            id: "W2T", title: "\(concurrentTotal) GETs over HTTPS, HTTP/1.1 forced, 64 in flight", unit: "req/s", isolated: false,
+            connectionsPerHost: 64, protocolChoice: .tlsHTTP1
+        ) { client, context in
+            await concurrentGets(client, context, count: concurrentTotal, overTLS: true)
         },
         Workload(
             id: "W3", title: "one \(Sizes.download(quick: quick) >> 20) MiB download streamed to a file", unit: "MB/s", isolated: true,
@@ -144,6 +155,12 @@ func workloads(quick: Bool) -> [Workload] {
             guard count == Sizes.download(quick: context.quick) else { throw UnexpectedResponse(description: "streamed \(count) bytes") }
             return Measurement(value: Double(count) / 1e6 / elapsed)
         },
+        Workload(
+            id: "W9", title: "\(concurrentTotal) GETs over HTTP/2 (HTTPS), 100 in flight", unit: "req/s", isolated: false,
+            connectionsPerHost: 64, protocolChoice: .http2
+        ) { client, context in
+            await concurrentGets(client, context, count: concurrentTotal, inFlight: 100, overTLS: true)
+        },
     ]
 }
 
@@ -169,14 +186,17 @@ func sequentialGets(_ client: any BenchClient, _ context: WorkloadContext, count
 }
 
 /// W2's load: `count` GETs of the small document, 64 in flight; a failed request is counted and the run goes on.
-func concurrentGets(_ client: any BenchClient, _ context: WorkloadContext, count: Int) async -> Measurement {
-    let url = context.baseURL.appendingPathComponent(BenchServer.smallJSON)
+func concurrentGets(
+    _ client: any BenchClient, _ context: WorkloadContext, count: Int, inFlight: Int = 64, overTLS: Bool = false
+) async -> Measurement {
+    guard let base = overTLS ? context.tlsBaseURL : context.baseURL else { return Measurement(value: 0, errors: count) }
+    let url = base.appendingPathComponent(BenchServer.smallJSON)
     let cpuStart = processCPUSeconds()
     let start = ContinuousClock.now
     let errors = await withTaskGroup(of: Int.self) { group in
         let attempt: @Sendable () async -> Int = { (try? await client.data(url)).map { $0.count == Documents.small.count ? 0 : 1 } ?? 1 }
         var started = 0
-        while started < min(64, count) {
+        while started < min(inFlight, count) {
             group.addTask(operation: attempt)
             started += 1
         }

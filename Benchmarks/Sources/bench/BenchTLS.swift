@@ -1,0 +1,39 @@
+import Foundation
+import HTTPBinServer
+
+/// The certificates of nginx's HTTPS server (W9, W2T): a test CA and a leaf for 127.0.0.1 and
+/// localhost, made once per process by HTTPBinServer's generator. AlamofireNIO and AsyncHTTPClient
+/// trust the CA. URLSession sits these workloads out: on Linux it offers no way to trust a private
+/// CA (no trust challenge reaches its delegate, and libcurl's CA file is fixed), and the benchmark
+/// does not touch the system's trust store.
+enum BenchTLS {
+    static let certificates: TestCertificates = {
+        do {
+            return try TestCertificates.generate()
+        } catch {
+            fatalError("cannot generate the benchmark's test certificates: \(error)")
+        }
+    }()
+
+    static var authorityDER: [UInt8] { certificates.certificateAuthority.certificateDER }
+    static var leaf: CertificateIdentity { certificates.leaf(for: .valid) }
+
+    /// Writes the leaf's certificate and key for nginx; returns their paths.
+    static func writeFiles(in directory: URL) throws -> (certificate: String, key: String) {
+        let certificate = directory.appendingPathComponent("leaf.pem")
+        let key = directory.appendingPathComponent("leaf.key")
+        try Data(leaf.certificatePEM.utf8).write(to: certificate)
+        try Data(leaf.privateKeyPEM.utf8).write(to: key)
+        return (certificate.path, key.path)
+    }
+}
+
+/// How a workload reaches nginx.
+enum BenchProtocol: Sendable, Equatable {
+    /// Plain HTTP/1.1.
+    case plain
+    /// HTTPS, HTTP/2 where the client negotiates it (AlamofireNIO and AsyncHTTPClient do by default).
+    case http2
+    /// HTTPS with HTTP/1.1 forced, to compare with `http2`.
+    case tlsHTTP1
+}
