@@ -68,7 +68,8 @@ func makeClient(_ name: String, for workload: Workload) -> any BenchClient {
     return switch name {
     case "AlamofireNIO":
         AlamofireNIOClient(
-            maximumConnectionsPerHost: connectionsPerHost, attachingPolicies: workload.attachesPolicies, protocolChoice: workload.protocolChoice)
+            maximumConnectionsPerHost: connectionsPerHost, attachingPolicies: workload.attachesPolicies,
+            protocolChoice: workload.protocolChoice)
     case "AsyncHTTPClient": AsyncHTTPClientClient(maximumConnectionsPerHost: connectionsPerHost, protocolChoice: workload.protocolChoice)
     default: URLSessionClient(maximumConnectionsPerHost: connectionsPerHost)
     }

@@ -1,5 +1,7 @@
+import AlamofireNIO
 import Foundation
 import HTTPBinServer
+import NIOSSL
 
 /// The certificates of nginx's HTTPS server (W9, W2T): a test CA and a leaf for 127.0.0.1 and
 /// localhost, made once per process by HTTPBinServer's generator. AlamofireNIO and AsyncHTTPClient
@@ -16,6 +18,24 @@ enum BenchTLS {
     }()
 
     static var authorityDER: [UInt8] { certificates.certificateAuthority.certificateDER }
+
+    /// The CA as AlamofireNIO's `Session(additionalTrustRoots:)` takes it.
+    static let authority: SecCertificate = {
+        do {
+            return try SecCertificate(derEncoded: Data(authorityDER))
+        } catch {
+            fatalError("the benchmark's test CA does not load: \(error)")
+        }
+    }()
+
+    /// The CA as AsyncHTTPClient's `TLSConfiguration.trustRoots` takes it.
+    static let authorityForNIOSSL: NIOSSLCertificate = {
+        do {
+            return try NIOSSLCertificate(bytes: authorityDER, format: .der)
+        } catch {
+            fatalError("the benchmark's test CA does not load: \(error)")
+        }
+    }()
     static var leaf: CertificateIdentity { certificates.leaf(for: .valid) }
 
     /// Writes the leaf's certificate and key for nginx; returns their paths.

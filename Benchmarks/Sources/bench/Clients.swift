@@ -45,7 +45,7 @@ struct AlamofireNIOClient: BenchClient {
         configuration.urlCache = nil
         guard attachingPolicies else {
             // The benchmark's CA is trusted for the HTTPS workloads (W9, W2T) only.
-            let roots = protocolChoice == .plain ? [] : [try! SecCertificate(derEncoded: Data(BenchTLS.authorityDER))]
+            let roots = protocolChoice == .plain ? [] : [BenchTLS.authority]
             session = Session(configuration: configuration, additionalTrustRoots: roots, allowsHTTP2: protocolChoice != .tlsHTTP1)
             return
         }
@@ -94,7 +94,7 @@ struct AsyncHTTPClientClient: BenchClient {
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
         if protocolChoice != .plain {
             var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .certificates([try! NIOSSLCertificate(bytes: BenchTLS.authorityDER, format: .der)])
+            tls.trustRoots = .certificates([BenchTLS.authorityForNIOSSL])
             configuration.tlsConfiguration = tls
             configuration.httpVersion = protocolChoice == .http2 ? .automatic : .http1Only
         }
