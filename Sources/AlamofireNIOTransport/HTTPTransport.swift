@@ -202,9 +202,8 @@ public final class HTTPTransport: Sendable {
                 id += 1
                 return id
             }
-            // A cancellation that raced the lease left a note in the pool; drop it when done.
             let finish: @Sendable (Result<Outcome, any Error>) -> Void = { result in
-                pool.forget(request: requestID)
+                controller.attemptFinished(pool: pool, request: requestID)
                 completion(result)
             }
             do {
@@ -279,6 +278,9 @@ public final class HTTPTransport: Sendable {
     /// How many origins have a pool, for the tests.
     var poolCount: Int { pools.withLockedValue { $0.count } }
 
+    /// Cancellations the pools hold for requests that have not asked for a lease, for the tests.
+    var cancellationNoteCount: Int { pools.withLockedValue { Array($0.values) }.reduce(0) { $0 + $1.cancellationNoteCount } }
+
     private static func bodyLength(_ body: TransportRequest.Body) throws -> Int64? {
         switch body {
         case .none: 0
@@ -347,21 +349,37 @@ final class ExchangeController: Sendable {
         case cancelled(TransportError)
     }
 
-    private let phase = NIOLockedValueBox(Phase.starting)
+    private struct State {
+        var phase = Phase.starting
+        /// The last attempt that ended: a cancel that saw it waiting may have left a note in its pool.
+        var finishedRequest: Int?
+    }
+
+    private let state = NIOLockedValueBox(State())
 
     func waitForConnection(pool: ConnectionPool, request: Int) throws {
-        try phase.withLockedValue { phase in
-            if case .cancelled(let error) = phase { throw error }
-            phase = .waiting(pool, request: request)
+        try state.withLockedValue { state in
+            if case .cancelled(let error) = state.phase { throw error }
+            state.phase = .waiting(pool, request: request)
         }
+    }
+
+    /// The attempt that leased for `request` is over (its lease failed, or its exchange ended): a
+    /// later cancel no longer goes to the pool, and a note a cancellation left there is dropped.
+    func attemptFinished(pool: ConnectionPool, request: Int) {
+        state.withLockedValue { state in
+            if case .waiting(_, let waiting) = state.phase, waiting == request { state.phase = .starting }
+            state.finishedRequest = request
+        }
+        pool.forget(request: request)
     }
 
     /// Starts the exchange on the connection. The start is queued under the lock, so a cancel that
     /// sees the exchange running is queued on the event loop after it and always finds it there.
     func run(_ exchange: ActiveExchange, on connection: any TransportConnection) throws {
-        let cancelled = phase.withLockedValue { phase -> TransportError? in
-            if case .cancelled(let error) = phase { return error }
-            phase = .running(connection, exchange)
+        let cancelled = state.withLockedValue { state -> TransportError? in
+            if case .cancelled(let error) = state.phase { return error }
+            state.phase = .running(connection, exchange)
             connection.start(exchange)
             return nil
         }
@@ -376,14 +394,19 @@ final class ExchangeController: Sendable {
     /// Ends the exchange in whichever phase it is. The controller stays cancelled, so a retry on a
     /// fresh connection that starts after this (a stale connection found meanwhile) fails at once.
     func cancel(with error: TransportError) {
-        let previous = phase.withLockedValue { phase in
-            defer { phase = .cancelled(error) }
-            return phase
+        let previous = state.withLockedValue { state in
+            defer { state.phase = .cancelled(error) }
+            return state.phase
         }
         switch previous {
-        case .starting, .cancelled: break
-        case .waiting(let pool, let request): pool.cancel(request: request, error: error)
-        case .running(let connection, let exchange): connection.cancel(exchange, error: error)
+        case .starting, .cancelled:
+            break
+        case .waiting(let pool, let request):
+            pool.cancel(request: request, error: error)
+            // The attempt ended while this was on its way: the note it left would never be read.
+            if state.withLockedValue({ $0.finishedRequest == request }) { pool.forget(request: request) }
+        case .running(let connection, let exchange):
+            connection.cancel(exchange, error: error)
         }
     }
 }

@@ -115,6 +115,9 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         update { $0.machine.shutDown() }
     }
 
+    /// Cancellations noted for requests that have not asked for a lease, for the tests.
+    var cancellationNoteCount: Int { state.withLockedValue { $0.machine.cancelledEarly.count } }
+
     /// Timers armed and not yet fired or cancelled, for the tests.
     var scheduledTimerCount: Int {
         state.withLockedValue { $0.timers.count }
