@@ -20,10 +20,10 @@ import Testing
         #expect(machine.startExchange(keepAlive: true, hasStreamedBody: false) == .sendRequest)
         #expect(machine.wantsRead)
         #expect(machine.responseHead(ok) == .forwardHead(ok))
+        #expect(machine.exchange?.receivedResponseBytes == true)
         #expect(machine.responseBody(ByteBuffer(string: "a")) == .forwardBody(ByteBuffer(string: "a")))
         #expect(machine.responseEnd(nil) == .completeExchange(trailers: nil, reusable: true))
         #expect(machine.state == .idle)
-        #expect(machine.receivedResponseBytes)
     }
 
     @Test func connectionCloseInResponseMakesItNotReusable() {

@@ -37,8 +37,6 @@ struct ExchangeChannelStateMachine: Equatable {
     }
 
     private(set) var state: State = .idle
-    /// Whether the exchange has seen any byte of a response, for the retry decision.
-    private(set) var receivedResponseBytes = false
 
     /// Whether the handler should have a read pending now.
     var wantsRead: Bool {
@@ -70,7 +68,6 @@ struct ExchangeChannelStateMachine: Equatable {
             return .failExchange(.error, close: false)
         }
         state = .active(ExchangeStateMachine(keepAlive: keepAlive, hasStreamedBody: hasStreamedBody))
-        receivedResponseBytes = false
         return .sendRequest
     }
 
@@ -94,9 +91,7 @@ struct ExchangeChannelStateMachine: Equatable {
 
     mutating func responseHead(_ head: HTTPResponseHead) -> Action {
         guard case .active(var exchange) = state else { return unexpectedResponse() }
-        let outcome = exchange.responseHead(head)
-        receivedResponseBytes = exchange.receivedResponseBytes
-        return apply(outcome, to: exchange)
+        return apply(exchange.responseHead(head), to: exchange)
     }
 
     mutating func responseBody(_ buffer: ByteBuffer) -> Action {
