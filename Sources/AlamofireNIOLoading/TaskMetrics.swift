@@ -49,6 +49,8 @@ public struct TransactionMetrics: Sendable, Hashable {
     public var networkProtocolName: String?
     /// Whether an earlier exchange's connection was reused.
     public var isReusedConnection: Bool
+    /// Whether the connection went through a proxy; ``remoteAddress`` is then the proxy's.
+    public var isProxyConnection: Bool
     /// The negotiated TLS version's name, e.g. `TLSv1.3`.
     public var negotiatedTLSProtocolVersion: String?
     public var countOfRequestHeaderBytesSent: Int64
@@ -79,6 +81,7 @@ public struct TransactionMetrics: Sendable, Hashable {
         responseEndDate = metrics.responseEnd.map(clock.date)
         networkProtocolName = metrics.networkProtocolName
         isReusedConnection = metrics.isReusedConnection
+        isProxyConnection = metrics.isProxyConnection
         negotiatedTLSProtocolVersion = metrics.negotiatedTLSVersion.map(Self.name)
         countOfRequestHeaderBytesSent = metrics.requestHeaderBytesSent
         countOfRequestBodyBytesSent = metrics.requestBodyBytesSent
@@ -103,6 +106,7 @@ public struct TransactionMetrics: Sendable, Hashable {
         responseStartDate = response == nil ? nil : end
         responseEndDate = end
         isReusedConnection = false
+        isProxyConnection = false
         countOfRequestHeaderBytesSent = 0
         countOfRequestBodyBytesSent = 0
         countOfResponseHeaderBytesReceived = 0

@@ -20,6 +20,8 @@ public struct ExchangeMetrics: Sendable, Hashable {
 
     /// Whether the exchange ran on a connection that had served an earlier one.
     public var isReusedConnection = false
+    /// Whether the connection goes through a proxy (then the remote address is the proxy's).
+    public var isProxyConnection = false
     /// The protocol spoken: `h2` or `http/1.1`.
     public var networkProtocolName: String?
     /// The TLS version negotiated, for `https`.

@@ -43,6 +43,9 @@ public final class HTTPTransport: Sendable {
         /// How often an idle HTTP/2 connection pings its server; one unanswered until the next
         /// ping closes it. Zero or less sends no pings.
         public var http2PingInterval: TimeAmount = .seconds(30)
+        /// The proxies requests go through; none by default. A Session fills it from its
+        /// configuration's `connectionProxyDictionary`, else from the environment.
+        public var proxies = ProxySettings()
         /// Resolves host names; getaddrinfo by default. For the tests.
         var lookup: @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses
 
@@ -153,7 +156,7 @@ public final class HTTPTransport: Sendable {
         let bodyLength: Int64?
         let head: HTTPRequestHead
         do {
-            origin = try Origin(url: request.url, clientIdentity: request.clientIdentity)
+            origin = try Origin(url: request.url, clientIdentity: request.clientIdentity, proxy: configuration.proxies.proxy(for: request.url))
             bodyLength = try Self.bodyLength(request.body)
             head = try Self.head(for: request, origin: origin, bodyLength: bodyLength)
         } catch {
@@ -303,6 +306,13 @@ public final class HTTPTransport: Sendable {
             throw TransportError(.badURL, "the header field \(name) is not valid")
         }
         if !headers.contains(name: "Host") { headers.add(name: "Host", value: origin.hostHeader) }
+        if origin.isForwardedByProxy, let proxy = origin.proxy {
+            // An HTTP proxy takes the whole URL, and its credentials with every request.
+            target = "http://\(origin.hostHeader)\(target)"
+            if let credentials = proxy.credentials, !headers.contains(name: "Proxy-Authorization") {
+                headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization)
+            }
+        }
         headers.remove(name: "Content-Length")
         headers.remove(name: "Transfer-Encoding")
         switch bodyLength {

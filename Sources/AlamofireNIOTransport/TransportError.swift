@@ -67,6 +67,8 @@ extension URLError.Code {
         case .cannotDecodeContentData: "cannotDecodeContentData"
         case .cannotOpenFile: "cannotOpenFile"
         case .fileDoesNotExist: "fileDoesNotExist"
+        case .userAuthenticationRequired: "userAuthenticationRequired"
+        case .notConnectedToInternet: "notConnectedToInternet"
         default: "code \(rawValue)"
         }
     }

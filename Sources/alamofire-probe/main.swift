@@ -24,6 +24,15 @@ func peakResidentKilobytes() -> Int {
 
 enum ProbeError: Error { case usage }
 
+/// `alamofire-probe get URL`: one GET through a default `Session`, whose proxies come from this
+/// process's environment; prints `status=<code or error> proxy=<true|false>`.
+func get(url: URL) async -> String {
+    let response = await Session(eventMonitors: []).request(url).serializingData().response
+    let status = response.response.map { String($0.statusCode) } ?? "error"
+    let viaProxy = response.metrics?.transactionMetrics.last?.isProxyConnection ?? false
+    return "status=\(status) proxy=\(viaProxy)"
+}
+
 /// `alamofire-probe stream PATH`: streams PATH of an HTTPBinServer it starts itself (so the load
 /// of serving stays out of the test process) through `streamRequest`, with a consumer that takes
 /// each chunk more slowly than loopback delivers it, and prints `bytes=<n> error=<none|failed>
@@ -115,6 +124,10 @@ do {
         print(try await reachability())
         exit(0)
     }
+    if arguments.count == 2, arguments[0] == "get", let url = URL(string: arguments[1]) {
+        print(await get(url: url))
+        exit(0)
+    }
     if arguments.count == 2, arguments[0] == "stream" {
         print(try await stream(path: arguments[1]))
         exit(0)
@@ -130,7 +143,7 @@ do {
 } catch {
     FileHandle.standardError.write(
         Data(
-            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe stream PATH | alamofire-probe reachability\n"
+            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe stream PATH | alamofire-probe get URL | alamofire-probe reachability\n"
                 .utf8))
     exit(2)
 }

@@ -2,7 +2,7 @@ import Foundation
 import HTTPBinServer
 
 // `swift run -c release bench [--quick] [--json PATH] [--client NAME] [--workload ID]`
-// `swift run -c release bench --instructions [--client NAME] [--workload W1|W2|W1P]`
+// `swift run -c release bench --instructions [--client NAME] [--workload W1|W2|W1P|W9]`
 // `swift run -c release bench --profile W1 [--client NAME]`
 //
 // Runs each workload through each client in turn (A B C A B C …, so drift hits all alike) and
@@ -19,13 +19,15 @@ struct Options {
     var workload: String?
     /// Set in a child process: run once and print the measurement as JSON.
     var child: ChildArguments?
-    /// Count instructions and allocations per request under callgrind instead of timing (W1, W2, W1P).
+    /// Count instructions and allocations per request under callgrind instead of timing (W1, W2, W1P, W9).
     var instructions = false
     /// Print the top costs of this workload's requests under callgrind (AlamofireNIO unless `--client`).
     var profile: String?
 
     struct ChildArguments {
         var base = ""
+        /// nginx's HTTPS server, for a counted W9 run.
+        var tlsBase: String?
         var slow = ""
         var scratch = ""
         var largeFilePath = ""
@@ -48,6 +50,7 @@ struct Options {
             case "--workload": workload = try value(argument)
             case "--child": child = child ?? ChildArguments()
             case "--base": child?.base = try value(argument)
+            case "--tls-base": child?.tlsBase = try value(argument)
             case "--slow": child?.slow = try value(argument)
             case "--scratch": child?.scratch = try value(argument)
             case "--large": child?.largeFilePath = try value(argument)
@@ -137,14 +140,16 @@ enum Bench {
         }
         let client = makeClient(name, for: workload)
         let context = WorkloadContext(
-            baseURL: URL(string: child.base)!, slowURL: URL(string: child.slow) ?? URL(string: child.base)!,
+            baseURL: URL(string: child.base)!, tlsBaseURL: child.tlsBase.flatMap(URL.init(string:)), slowURL: URL(string: child.slow) ?? URL(string: child.base)!,
             scratch: URL(fileURLWithPath: child.scratch), largeFilePath: child.largeFilePath, uploadPath: child.uploadPath,
             quick: options.quick)
         if let requests = child.requests {
             // A counted run under callgrind: the requests only, no report.
-            _ =
-                workload.id == "W2"
-                ? await concurrentGets(client, context, count: requests) : try await sequentialGets(client, context, count: requests)
+            switch workload.id {
+            case "W2": _ = await concurrentGets(client, context, count: requests)
+            case "W9": _ = await concurrentGets(client, context, count: requests, inFlight: 100, overTLS: true)
+            default: _ = try await sequentialGets(client, context, count: requests)
+            }
             try? await client.shutdown()
             return
         }
@@ -154,10 +159,10 @@ enum Bench {
         print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
     }
 
-    /// Instruction counts: W1, W2 and W1P (or the one asked for), against nginx, under callgrind.
+    /// Instruction counts: W1, W2, W1P and W9 (or the one asked for), against nginx, under callgrind.
     static func runInstructionCounts(options: Options, clientNames: [String]) async throws {
         let ids = options.profile.map { [$0] } ?? countedWorkloads.filter { options.workload == nil || $0 == options.workload }
-        guard ids.allSatisfy(countedWorkloads.contains) else { throw BenchError.usage("instructions are counted for W1, W2 and W1P") }
+        guard ids.allSatisfy(countedWorkloads.contains) else { throw BenchError.usage("instructions are counted for \(countedWorkloads.joined(separator: ", "))") }
         let server = try await BenchServer.start(quick: true, largeFiles: false, needsDocuments: true)
         do {
             let callgrind = try Callgrind()
@@ -172,17 +177,21 @@ enum Bench {
 
     private static func count(_ callgrind: Callgrind, ids: [String], server: BenchServer, options: Options, clientNames: [String]) throws {
         let context = WorkloadContext(
-            baseURL: server.baseURL, slowURL: server.baseURL, scratch: server.root, largeFilePath: "", uploadPath: "", quick: true)
+            baseURL: server.baseURL, tlsBaseURL: server.tlsBaseURL, slowURL: server.baseURL, scratch: server.root, largeFilePath: "",
+            uploadPath: "", quick: true)
         if let id = options.profile {
             try printProfile(callgrind, workload: id, client: options.client ?? "AlamofireNIO", context: context)
         } else {
             print("server: \(server.description); callgrind, per request: (instructions and allocations of runs of")
             print(
                 "\(CountedRequests.counts(for: "W1").large) and \(CountedRequests.counts(for: "W1").small) requests, W2 "
-                    + "\(CountedRequests.counts(for: "W2").large) and \(CountedRequests.counts(for: "W2").small), differenced)\n")
+                    + "\(CountedRequests.counts(for: "W2").large) and \(CountedRequests.counts(for: "W2").small), W9 "
+                    + "\(CountedRequests.counts(for: "W9").large) and \(CountedRequests.counts(for: "W9").small), differenced)\n")
             var counts: [String: [String: InstructionCount]] = [:]
             for id in ids {
                 print("\(id):")
+                // URLSession cannot trust the HTTPS workloads' private CA (see BenchTLS).
+                let clientNames = id == "W9" ? clientNames.filter { $0 != "URLSession" } : clientNames
                 let baseline =
                     clientNames.contains("AsyncHTTPClient")
                     ? try countInstructions(callgrind, workload: id, client: "AsyncHTTPClient", context: context) : nil
@@ -309,7 +318,7 @@ enum Bench {
 }
 
 let allClients = ["AlamofireNIO", "AsyncHTTPClient", "URLSession"]
-let countedWorkloads = ["W1", "W2", "W1P"]
+let countedWorkloads = ["W1", "W2", "W1P", "W9"]
 
 /// ``runInChild(_:client:context:)`` on a thread of its own: waiting for the child must not hold
 /// one of the few threads of the shared pool, which the in-process HTTPBinServer (W6's) runs on.

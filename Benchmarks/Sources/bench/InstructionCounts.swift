@@ -7,10 +7,15 @@ import Foundation
 // and a large number of requests; the difference divided by the difference in requests is the cost
 // of one request, with process start, connection set-up and shutdown cancelled out.
 
-/// The requests each counted run makes: W1 (and W1P) one after another, W2 64 in flight.
+/// The requests each counted run makes: W1 (and W1P) one after another, W2 64 in flight, W9 100
+/// in flight over HTTP/2.
 enum CountedRequests {
     static func counts(for workload: String) -> (small: Int, large: Int) {
-        workload == "W2" ? (small: 640, large: 2560) : (small: 100, large: 600)
+        switch workload {
+        case "W2": (small: 640, large: 2560)
+        case "W9": (small: 1000, large: 4000)
+        default: (small: 100, large: 600)
+        }
     }
 }
 
@@ -109,7 +114,7 @@ func callgrindRun(_ callgrind: Callgrind, workload: String, client: String, requ
     process.arguments = [
         "--tool=callgrind", "--callgrind-out-file=\(output.path)", callgrind.program.path, "--child", "--workload", workload, "--client",
         client, "--requests", String(requests), "--base", context.baseURL.absoluteString,
-    ]
+    ] + (context.tlsBaseURL.map { ["--tls-base", $0.absoluteString] } ?? [])
     process.standardError = FileHandle.nullDevice
     process.standardOutput = FileHandle.nullDevice
     try process.run()

@@ -155,6 +155,7 @@ open class Session: @unchecked Sendable {
         transportConfiguration.tls.clientIdentity = clientIdentity?.transportIdentity
         transportConfiguration.tls.serverTrustEvaluator = serverTrustManager.map(ServerTrustBridge.transportEvaluator(for:))
         transportConfiguration.allowsHTTP2 = allowsHTTP2
+        transportConfiguration.proxies = ProxySelection.settings(for: configuration, logger: logger)
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
         self.loading = LoadingSession(transport: transport, configuration: configuration)
     }

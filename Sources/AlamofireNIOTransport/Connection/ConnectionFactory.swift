@@ -5,20 +5,23 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
+import NIOSOCKS
 import NIOSSL
 import NIOTLS
 import SwiftASN1
 import X509
 
-/// Where connections go: the pool keeps one set of connections per origin.
+/// Where connections go: the pool keeps one set of connections per origin (and per proxy).
 struct Origin: Hashable, Sendable, CustomStringConvertible {
     var isTLS: Bool
     var host: String
     var port: Int
     /// The client certificate connections to this origin present; part of the pool's key.
     var clientIdentity: TransportClientIdentity?
+    /// The proxy connections to this origin go through; part of the pool's key.
+    var proxy: TransportProxy?
 
-    init(url: URL, clientIdentity: TransportClientIdentity? = nil) throws {
+    init(url: URL, clientIdentity: TransportClientIdentity? = nil, proxy: TransportProxy? = nil) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw TransportError(.unsupportedURL, "only http and https URLs are supported, not \(url)")
         }
@@ -28,7 +31,11 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         self.host = host
         self.port = url.port ?? (isTLS ? 443 : 80)
         self.clientIdentity = isTLS ? clientIdentity : nil
+        self.proxy = proxy
     }
+
+    /// Whether requests go to an HTTP proxy in absolute form (`http` through an HTTP proxy).
+    var isForwardedByProxy: Bool { !isTLS && proxy?.isHTTP == true }
 
     /// The `Host` header value: the port only when it is not the scheme's default.
     var hostHeader: String {
@@ -39,7 +46,10 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 
     var isIPAddress: Bool { (try? SocketAddress(ipAddress: host, port: port)) != nil }
 
-    var description: String { "\(isTLS ? "https" : "http")://\(hostHeader)" }
+    var description: String {
+        let url = "\(isTLS ? "https" : "http")://\(hostHeader)"
+        return proxy.map { "\(url) through \($0)" } ?? url
+    }
 }
 
 /// Opens connections: resolves the host and races its addresses, performs the TLS handshake with
@@ -138,6 +148,18 @@ struct ConnectionFactory: Sendable {
         let deadline = connectTimeout.map { NIODeadline.now() + $0 }
         metrics.domainLookupStart = .now()
         let channel = try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
+        if let proxy = origin.proxy, ProxyTunnel.isNeeded(for: origin, through: proxy) {
+            do {
+                let target = try await socksTarget(for: origin, through: proxy)
+                try await withDeadline(deadline ?? .now() + ProxyTunnel.defaultTimeout, on: channel) {
+                    try await ProxyTunnel.open(on: channel, to: origin, through: proxy, socksTarget: target)
+                }
+            } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+            metrics.connectEnd = .now()
+        }
         // A TLS 1.3 server judges the client's certificate after the client's handshake is done:
         // its alert can end the connection while it is set up.
         let errorAfterHandshake = NIOLockedValueBox<(any Error)?>(nil)
@@ -152,6 +174,7 @@ struct ConnectionFactory: Sendable {
             metrics.localPort = channel.localAddress?.port
             metrics.remoteAddress = channel.remoteAddress?.ipAddress
             metrics.remotePort = channel.remoteAddress?.port
+            metrics.isProxyConnection = origin.proxy != nil
             metrics.networkProtocolName = negotiated == "h2" ? "h2" : "http/1.1"
             switch try await install(on: channel, origin: origin, id: id, metrics: metrics, delegate: delegate).get() {
             case .http1(let connection):
@@ -177,8 +200,25 @@ struct ConnectionFactory: Sendable {
         }
     }
 
-    /// Races the origin's addresses with NIO's Happy Eyeballs (RFC 8305) over our own resolver, so
-    /// the lookup is timed on its own; the connect timeout bounds the whole race.
+    /// What a SOCKS5 proxy is asked to connect to: the origin's name (`socks5h`), or its address,
+    /// resolved here (`socks5`). Nil for an HTTP proxy.
+    private func socksTarget(for origin: Origin, through proxy: TransportProxy) async throws -> SOCKSAddress? {
+        guard case .socks5(let resolvesRemotely) = proxy.kind else { return nil }
+        if let address = try? SocketAddress(ipAddress: origin.host, port: origin.port) { return .address(address) }
+        if resolvesRemotely { return .domain(origin.host, port: origin.port) }
+        let lookup = self.lookup
+        let addresses: [SocketAddress]
+        do {
+            addresses = try await NIOThreadPool.singleton.runIfActive { try lookup(origin.host, origin.port) }
+        } catch {
+            throw (error as? TransportError) ?? TransportError(.cannotFindHost, "cannot resolve \(origin.host)", underlyingError: error)
+        }
+        guard let address = addresses.first else { throw TransportError(.cannotFindHost, "cannot resolve \(origin.host)") }
+        return .address(address)
+    }
+
+    /// Races the addresses of the origin (or of its proxy) with NIO's Happy Eyeballs (RFC 8305) over
+    /// our own resolver, so the lookup is timed on its own; the connect timeout bounds the whole race.
     private func connectSocket(to origin: Origin, deadline: NIODeadline?, metrics: inout ExchangeMetrics) async throws -> any Channel {
         let eventLoop = eventLoopGroup.next()
         let resolver = HappyEyeballsResolver(eventLoop: eventLoop, lookup: lookup)
@@ -198,7 +238,7 @@ struct ConnectionFactory: Sendable {
             .channelOption(.maxMessagesPerRead, value: 1)
         if let deadline { bootstrap = bootstrap.connectTimeout(max(.nanoseconds(1), deadline - .now())) }
         do {
-            let channel = try await bootstrap.connect(host: origin.host, port: origin.port).get()
+            let channel = try await bootstrap.connect(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port).get()
             let lookupEnd = resolver.lookupEnd ?? .now()
             metrics.domainLookupEnd = lookupEnd
             metrics.connectStart = lookupEnd
@@ -209,27 +249,30 @@ struct ConnectionFactory: Sendable {
         }
     }
 
-    /// The URLError code URLSession gives for a failed connect.
+    /// The URLError code URLSession gives for a failed connect. A proxy that cannot be reached fails
+    /// the request: there is no falling back to a direct connection.
     static func connectError(_ error: any Error, origin: Origin) -> TransportError {
+        let target = origin.proxy.map { "the proxy \($0)" } ?? "\(origin)"
         switch error {
         case ChannelError.connectTimeout:
-            return TransportError.timedOut("connecting to \(origin)")
+            return TransportError.timedOut("connecting to \(target)")
         case let error as NIOConnectionError:
             if error.connectionErrors.isEmpty {
                 let lookupError = error.dnsAError ?? error.dnsAAAAError
                 if let failure = lookupError as? TransportError { return failure }
-                return TransportError(.cannotFindHost, "cannot resolve \(origin.host)", underlyingError: lookupError ?? error)
+                let host = origin.proxy?.host ?? origin.host
+                return TransportError(.cannotFindHost, "cannot resolve \(host)", underlyingError: lookupError ?? error)
             }
             // No route to the network at all: offline, as URLSession reports it (and OfflineRetrier waits on it).
             let unreachable = error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ENETUNREACH }
             if unreachable {
-                return TransportError(.notConnectedToInternet, "no route to \(origin)'s network", underlyingError: error)
+                return TransportError(.notConnectedToInternet, "no route to \(target)'s network", underlyingError: error)
             }
-            return TransportError(.cannotConnectToHost, "could not connect to \(origin)", underlyingError: error)
+            return TransportError(.cannotConnectToHost, "could not connect to \(target)", underlyingError: error)
         case let error as TransportError:
             return error
         default:
-            return TransportError(.cannotConnectToHost, "could not connect to \(origin)", underlyingError: error)
+            return TransportError(.cannotConnectToHost, "could not connect to \(target)", underlyingError: error)
         }
     }
 
@@ -344,7 +387,7 @@ struct ConnectionFactory: Sendable {
         do {
             return try await body()
         } catch  where timedOut.withLockedValue({ $0 }) {
-            throw TransportError.timedOut("while connecting (TLS handshake or HTTP/2 settings)")
+            throw TransportError.timedOut("while connecting (proxy tunnel, TLS handshake or HTTP/2 settings)")
         }
     }
 }

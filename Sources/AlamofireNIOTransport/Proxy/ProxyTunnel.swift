@@ -1,0 +1,201 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSOCKS
+
+// A connection through a proxy is a socket to the proxy, then (for an `https` origin behind an
+// HTTP proxy, and for any origin behind a SOCKS5 proxy) a tunnel to the origin, then the origin's
+// TLS and HTTP as on a direct connection. An `http` origin behind an HTTP proxy needs no tunnel:
+// its requests go to the proxy in absolute form.
+
+/// Opens the tunnel to the origin on a channel connected to its proxy.
+enum ProxyTunnel {
+    /// How long a tunnel may take when no connect timeout applies.
+    static let defaultTimeout = TimeAmount.seconds(60)
+
+    /// Whether connections to `origin` through `proxy` need a tunnel.
+    static func isNeeded(for origin: Origin, through proxy: TransportProxy) -> Bool {
+        origin.isTLS || !proxy.isHTTP
+    }
+
+    /// Sends `CONNECT` (HTTP proxy) or runs the SOCKS5 handshake, and returns once the channel
+    /// carries bytes to and from the origin, with the handlers it used removed.
+    static func open(
+        on channel: any Channel, to origin: Origin, through proxy: TransportProxy, socksTarget: SOCKSAddress?
+    ) async throws {
+        let result = channel.eventLoop.makePromise(of: Void.self)
+        try await channel.eventLoop.submit {
+            let pipeline = channel.pipeline.syncOperations
+            guard channel.isActive else { throw TransportError.connectionLost("the proxy \(proxy) closed the connection") }
+            switch proxy.kind {
+            case .http:
+                var headers = HTTPHeaders([("Host", origin.authority)])
+                if let credentials = proxy.credentials { headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization) }
+                try pipeline.addHandler(HTTPRequestEncoder())
+                try pipeline.addHandler(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes)))
+                try pipeline.addHandler(ConnectTunnelHandler(authority: origin.authority, headers: headers, proxy: proxy, result: result))
+            case .socks5:
+                guard let socksTarget else { throw TransportError(.unknown, "a SOCKS tunnel needs its target") }
+                try pipeline.addHandler(SOCKSClientHandler(targetAddress: socksTarget))
+                try pipeline.addHandler(SOCKSTunnelObserver(proxy: proxy, result: result))
+            }
+        }.get()
+        do {
+            try await result.futureResult.get()
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
+        try await channel.eventLoop.submit {
+            let pipeline = channel.pipeline.syncOperations
+            switch proxy.kind {
+            case .http:
+                // The decoder hands on any bytes it holds past the proxy's answer.
+                try pipeline.removeHandler(pipeline.handler(type: ConnectTunnelHandler.self), promise: nil)
+                try pipeline.removeHandler(pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self), promise: nil)
+                try pipeline.removeHandler(pipeline.handler(type: HTTPRequestEncoder.self), promise: nil)
+            case .socks5:
+                try pipeline.removeHandler(pipeline.handler(type: SOCKSTunnelObserver.self), promise: nil)
+                try pipeline.removeHandler(pipeline.handler(type: SOCKSClientHandler.self), promise: nil)
+            }
+        }.get()
+    }
+
+    /// What a failure of the SOCKS handshake means, as URLSession would report it.
+    static func socksError(_ error: any Error, proxy: TransportProxy) -> TransportError {
+        switch error {
+        case let error as TransportError:
+            error
+        case let refused as SOCKSError.ConnectionFailed:
+            TransportError(
+                .cannotConnectToHost, "the SOCKS proxy \(proxy) could not connect to the origin (reply \(refused.reply.value))",
+                underlyingError: error)
+        case is SOCKSError.NoValidAuthenticationMethod, is SOCKSError.InvalidAuthenticationSelection:
+            TransportError(.userAuthenticationRequired, "the SOCKS proxy \(proxy) requires authentication", underlyingError: error)
+        default:
+            TransportError.badResponse("the SOCKS proxy \(proxy) answered what is not SOCKS5", error)
+        }
+    }
+}
+
+extension Origin {
+    /// `host:port`, IPv6 in brackets: the target of a `CONNECT`.
+    var authority: String {
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        return "\(name):\(port)"
+    }
+}
+
+/// Sends `CONNECT` and reads the proxy's answer: any 2xx opens the tunnel, a 407 asks for
+/// credentials, anything else refuses. The answer is never taken for the origin's.
+final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = Never
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private enum State {
+        case idle
+        case awaitingHead
+        /// A 2xx arrived; the tunnel opens at the end of the head.
+        case awaitingEnd
+        case finished
+    }
+
+    private var state = State.idle
+    private let authority: String
+    private let headers: HTTPHeaders
+    private let proxy: TransportProxy
+    private let result: EventLoopPromise<Void>
+
+    init(authority: String, headers: HTTPHeaders, proxy: TransportProxy, result: EventLoopPromise<Void>) {
+        self.authority = authority
+        self.headers = headers
+        self.proxy = proxy
+        self.result = result
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        guard case .idle = state else { return }
+        state = .awaitingHead
+        context.write(wrapOutboundOut(.head(HTTPRequestHead(version: .http1_1, method: .CONNECT, uri: authority, headers: headers))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch (state, unwrapInboundIn(data)) {
+        case (.awaitingHead, .head(let head)) where (200..<300).contains(head.status.code):
+            state = .awaitingEnd
+        case (.awaitingHead, .head(let head)) where head.status == .proxyAuthenticationRequired:
+            let how = proxy.credentials == nil ? "without credentials" : "with the credentials given"
+            fail(TransportError(.userAuthenticationRequired, "the proxy \(proxy) refused the tunnel to \(authority) \(how) (407)"), context)
+        case (.awaitingHead, .head(let head)):
+            fail(
+                TransportError(.cannotConnectToHost, "the proxy \(proxy) refused the tunnel to \(authority) (\(head.status.code))"), context)
+        case (.awaitingEnd, .end):
+            state = .finished
+            result.succeed()
+        case (.awaitingEnd, .body):
+            fail(TransportError.badResponse("the proxy \(proxy) sent a body with its answer to CONNECT"), context)
+        default:
+            break
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(TransportError.badResponse("the proxy \(proxy) answered CONNECT with what is not HTTP", error), context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(TransportError.connectionLost("the proxy \(proxy) closed the connection before the tunnel to \(authority) opened"), context)
+        context.fireChannelInactive()
+    }
+
+    private func fail(_ error: TransportError, _ context: ChannelHandlerContext) {
+        switch state {
+        case .awaitingHead, .awaitingEnd, .idle:
+            state = .finished
+            result.fail(error)
+            context.close(promise: nil)
+        case .finished:
+            break
+        }
+    }
+}
+
+/// Waits for NIOSOCKS's handshake to end, or for the error or close that ends it instead.
+final class SOCKSTunnelObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    private var finished = false
+    private let proxy: TransportProxy
+    private let result: EventLoopPromise<Void>
+
+    init(proxy: TransportProxy, result: EventLoopPromise<Void>) {
+        self.proxy = proxy
+        self.result = result
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is SOCKSProxyEstablishedEvent, !finished {
+            finished = true
+            result.succeed()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(ProxyTunnel.socksError(error, proxy: proxy), context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(TransportError.connectionLost("the SOCKS proxy \(proxy) closed the connection before the tunnel opened"), context)
+        context.fireChannelInactive()
+    }
+
+    private func fail(_ error: TransportError, _ context: ChannelHandlerContext) {
+        guard !finished else { return }
+        finished = true
+        result.fail(error)
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,135 @@
+import AlamofireNIOTransport
+import Foundation
+import HTTPBinServer
+import Logging
+import Testing
+
+@testable import AlamofireNIO
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Proxies at the Session level: `connectionProxyDictionary`, the environment, credentials from the
+/// credential storage, the metrics, and the errors Alamofire users see.
+@Suite struct ProxyTests {
+    static func session(for server: HTTPBinServer, _ configure: (URLSessionConfiguration) -> Void) throws -> Session {
+        let configuration = URLSessionConfiguration.af.ephemeral
+        configure(configuration)
+        let roots = try server.certificates.map { [try SecCertificate(derEncoded: Data($0.certificateAuthority.certificateDER))] } ?? []
+        return Session(configuration: configuration, eventMonitors: [], additionalTrustRoots: roots)
+    }
+
+    static func dictionary(_ proxy: ProxyServer, http: Bool = true, https: Bool = true) -> [AnyHashable: Any] {
+        [
+            "HTTPEnable": http, "HTTPProxy": "127.0.0.1", "HTTPPort": proxy.port,
+            "HTTPSEnable": https, "HTTPSProxy": "127.0.0.1", "HTTPSPort": NSNumber(value: proxy.port),
+        ]
+    }
+
+    @Test func connectionProxyDictionaryRoutesBothSchemesAndTheMetricsSaySo() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let proxy = try await ProxyServer.start()
+            let session = try Self.session(for: server) { $0.connectionProxyDictionary = Self.dictionary(proxy) }
+            let plain = try await withTimeout { await session.request(server.url("/get")).validate().serializingData().response }
+            #expect(plain.response?.statusCode == 200)
+            let transaction = try #require(plain.metrics?.transactionMetrics.last)
+            #expect(transaction.isProxyConnection)
+            #expect(transaction.remotePort == proxy.port)
+            let secure = try await withTimeout {
+                await session.request(try #require(server.tlsURL(.valid, "/get"))).validate().serializingData().response
+            }
+            #expect(secure.response?.statusCode == 200)
+            #expect(secure.metrics?.transactionMetrics.last?.isProxyConnection == true)
+            #expect(secure.metrics?.transactionMetrics.last?.networkProtocolName == "h2")
+            #expect(proxy.statistics.forwardedRequests == [server.url("/get").absoluteString])
+            #expect(proxy.statistics.tunnels.count == 1)
+            try await proxy.shutdown()
+        }
+    }
+
+    @Test func credentialsComeFromTheCredentialStorageForTheProxysProtectionSpace() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let proxy = try await ProxyServer.start(.init(credentials: ("stored", "secret")))
+            let storage = URLCredentialStorage()
+            let space = URLProtectionSpace(
+                proxyHost: "127.0.0.1", port: proxy.port, type: NSURLProtectionSpaceHTTPProxy, realm: "proxy",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            storage.set(URLCredential(user: "stored", password: "secret", persistence: .forSession), for: space)
+            let session = try Self.session(for: server) { configuration in
+                configuration.connectionProxyDictionary = Self.dictionary(proxy)
+                configuration.urlCredentialStorage = storage
+            }
+            let secure = try await withTimeout {
+                await session.request(try #require(server.tlsURL(.valid, "/get"))).validate().serializingData().response
+            }
+            #expect(secure.response?.statusCode == 200)
+            let plain = try await withTimeout { await session.request(server.url("/get")).validate().serializingData().response }
+            #expect(plain.response?.statusCode == 200)
+            #expect(proxy.statistics.authenticationChallenges == 0)
+            #expect(proxy.statistics.authorizations.count == 2)
+            try await proxy.shutdown()
+        }
+    }
+
+    @Test func withoutCredentialsA407IsTheResponseOrTheTunnelsFailure() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let proxy = try await ProxyServer.start(.init(credentials: ("user", "pass")))
+            let session = try Self.session(for: server) { $0.connectionProxyDictionary = Self.dictionary(proxy) }
+            let forwarded = try await withTimeout { await session.request(server.url("/get")).validate().serializingData().response }
+            #expect(forwarded.response?.statusCode == 407)
+            #expect(forwarded.error?.responseCode == 407)
+            let tunnelled = try await withTimeout {
+                await session.request(try #require(server.tlsURL(.valid, "/get"))).serializingData().response
+            }
+            #expect(tunnelled.response == nil)
+            #expect((tunnelled.error?.underlyingError as? URLError)?.code == .userAuthenticationRequired)
+            #expect(server.statistics.totalRequests == 0)
+            try await proxy.shutdown()
+        }
+    }
+
+    @Test func anUnreachableProxyIsCannotConnectToHost() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let closed = try await ProxyServer.start()
+            try await closed.shutdown()
+            let session = try Self.session(for: server) { $0.connectionProxyDictionary = Self.dictionary(closed) }
+            let response = try await withTimeout { await session.request(server.url("/get")).serializingData().response }
+            #expect((response.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
+            #expect(server.statistics.acceptedConnections == 0)
+        }
+    }
+
+    @Test func theDictionaryWinsOverTheEnvironmentAndAnEmptyOneMeansNoProxy() throws {
+        let logger = Logger(label: "test")
+        let environment = ["http_proxy": "http://env.proxy:1", "https_proxy": "nonsense://x"]
+        let configuration = URLSessionConfiguration.af.ephemeral
+        let fromEnvironment = ProxySelection.settings(for: configuration, environment: environment, logger: logger)
+        #expect(fromEnvironment.httpProxy?.host == "env.proxy")
+        #expect(fromEnvironment.warnings.count == 1)
+        configuration.connectionProxyDictionary = [:]
+        #expect(ProxySelection.settings(for: configuration, environment: environment, logger: logger).isEmpty)
+        configuration.connectionProxyDictionary = ["HTTPProxy": "dict.proxy"]
+        let fromDictionary = ProxySelection.settings(for: configuration, environment: environment, logger: logger)
+        #expect(fromDictionary.httpProxy?.host == "dict.proxy")
+        #expect(fromDictionary.httpsProxy == nil)
+    }
+
+    /// The real environment, read by a default Session in a process of its own.
+    @Test func theEnvironmentIsHonouredEndToEnd() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let proxy = try await ProxyServer.start()
+            let url = server.url("/get").absoluteString
+            let through = try await runProgram("/usr/bin/env", ["-i", "http_proxy=\(proxy.url.absoluteString)", probeURL.path, "get", url])
+            #expect(through.output.contains("status=200 proxy=true"), "\(through.output)")
+            let excepted = try await runProgram(
+                "/usr/bin/env", ["-i", "http_proxy=\(proxy.url.absoluteString)", "NO_PROXY=127.0.0.1", probeURL.path, "get", url])
+            #expect(excepted.output.contains("status=200 proxy=false"), "\(excepted.output)")
+            // Upper-case HTTP_PROXY is not read, as curl does not read it.
+            let upper = try await runProgram("/usr/bin/env", ["-i", "HTTP_PROXY=\(proxy.url.absoluteString)", probeURL.path, "get", url])
+            #expect(upper.output.contains("status=200 proxy=false"), "\(upper.output)")
+            #expect(proxy.statistics.forwardedRequests == [url])
+            try await proxy.shutdown()
+        }
+    }
+}
