@@ -156,7 +156,8 @@ public final class HTTPTransport: Sendable {
         let bodyLength: Int64?
         let head: HTTPRequestHead
         do {
-            origin = try Origin(url: request.url, clientIdentity: request.clientIdentity, proxy: configuration.proxies.proxy(for: request.url))
+            origin = try Origin(
+                url: request.url, clientIdentity: request.clientIdentity, proxy: configuration.proxies.proxy(for: request.url))
             bodyLength = try Self.bodyLength(request.body)
             head = try Self.head(for: request, origin: origin, bodyLength: bodyLength)
         } catch {

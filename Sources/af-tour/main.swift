@@ -435,6 +435,19 @@ if let transaction = measured.metrics?.transactionMetrics.first {
     )
 }
 
+section("Proxies")
+// The bundled test proxy on loopback, named the way URLSession's configuration names proxies; the
+// environment (`http_proxy`, `https_proxy`, `no_proxy`) is read the same way when there is no dictionary.
+let proxy = try await ProxyServer.start()
+let proxied = URLSessionConfiguration.af.default
+proxied.connectionProxyDictionary = ["HTTPEnable": true, "HTTPProxy": "127.0.0.1", "HTTPPort": proxy.port]
+let throughProxy = await Session(configuration: proxied).request("\(base)/get").validate().serializingData().response
+step(
+    "connectionProxyDictionary",
+    "\(summary(throughProxy.result)); isProxyConnection \(throughProxy.metrics?.transactionMetrics.last?.isProxyConnection ?? false), "
+        + "the proxy forwarded \(proxy.statistics.forwardedRequests.count) request")
+try await proxy.shutdown()
+
 section("Descriptions")
 let described = AF.request("\(base)/post", method: .post, parameters: ["a": "b"], encoder: JSONParameterEncoder.default)
 let response = await described.serializingData().response

@@ -1,4 +1,3 @@
-@testable import AlamofireNIOTransport
 import Foundation
 import HTTPBinServer
 import NIOConcurrencyHelpers
@@ -6,6 +5,8 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Testing
+
+@testable import AlamofireNIOTransport
 
 /// Requests through the bundled test proxy: forwarded `http`, `https` in `CONNECT` tunnels (HTTP/2
 /// inside where the origin offers it), SOCKS5 with and without remote names, proxy credentials,

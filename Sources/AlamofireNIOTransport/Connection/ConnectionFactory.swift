@@ -238,7 +238,8 @@ struct ConnectionFactory: Sendable {
             .channelOption(.maxMessagesPerRead, value: 1)
         if let deadline { bootstrap = bootstrap.connectTimeout(max(.nanoseconds(1), deadline - .now())) }
         do {
-            let channel = try await bootstrap.connect(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port).get()
+            let channel = try await bootstrap.connect(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port)
+                .get()
             let lookupEnd = resolver.lookupEnd ?? .now()
             metrics.domainLookupEnd = lookupEnd
             metrics.connectStart = lookupEnd

@@ -117,7 +117,8 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     func handlerAdded(context: ChannelHandlerContext) {
         guard case .idle = state else { return }
         state = .awaitingHead
-        context.write(wrapOutboundOut(.head(HTTPRequestHead(version: .http1_1, method: .CONNECT, uri: authority, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPRequestHead(version: .http1_1, method: .CONNECT, uri: authority, headers: headers))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
@@ -130,7 +131,8 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
             fail(TransportError(.userAuthenticationRequired, "the proxy \(proxy) refused the tunnel to \(authority) \(how) (407)"), context)
         case (.awaitingHead, .head(let head)):
             fail(
-                TransportError(.cannotConnectToHost, "the proxy \(proxy) refused the tunnel to \(authority) (\(head.status.code))"), context)
+                TransportError(.cannotConnectToHost, "the proxy \(proxy) refused the tunnel to \(authority) (\(head.status.code))"), context
+            )
         case (.awaitingEnd, .end):
             state = .finished
             result.succeed()

@@ -136,7 +136,8 @@ private final class ProxyProtocolSniffer: ChannelInboundHandler, RemovableChanne
             } else {
                 let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
                 try pipeline.addHandler(decoder, position: .after(self))
-                try pipeline.addHandler(HTTPProxyHandler(configuration: configuration, recorder: recorder, decoder: decoder), position: .after(decoder))
+                try pipeline.addHandler(
+                    HTTPProxyHandler(configuration: configuration, recorder: recorder, decoder: decoder), position: .after(decoder))
             }
             context.fireChannelRead(data)
             pipeline.removeHandler(context: context, promise: nil)
