@@ -80,7 +80,8 @@ public final class HTTPTransport: Sendable {
         self.factory = ConnectionFactory(
             eventLoopGroup: eventLoopGroup, tls: configuration.tls,
             decompressionLimit: configuration.maximumDecompressionRatio.map { .ratio($0) }, offersHTTP2: configuration.allowsHTTP2,
-            http2PingInterval: configuration.http2PingInterval, lookup: configuration.lookup, logger: logger)
+            http2PingInterval: configuration.http2PingInterval, proxyChallengeAnswerer: configuration.proxies.challengeAnswerer,
+            lookup: configuration.lookup, logger: logger)
     }
 
     /// Sends the request and returns when the response head has arrived.
@@ -170,14 +171,62 @@ public final class HTTPTransport: Sendable {
         let exchange = Attempt(
             transport: self, request: request, head: head, bodyLength: bodyLength, origin: origin, fetchStart: fetchStart,
             deadline: deadline, controller: controller, collectLimit: maximumBytes)
+        runRetryingOnce(exchange) { result in
+            guard let answered = self.answeringProxyChallenge(in: result, of: exchange) else { return completion(result) }
+            answered.discarded.whenComplete { _ in self.runRetryingOnce(answered.attempt, completion: completion) }
+        }
+    }
+
+    /// Runs the attempt, and once more when it failed in a way that is safe to retry.
+    private func runRetryingOnce(_ exchange: Attempt, completion: @escaping @Sendable (Result<Outcome, TransportError>) -> Void) {
         exchange.run(fresh: false) { result in
             guard case .failure(let retryable as RetryableExchangeError) = result else {
                 return completion(result.mapError(Self.transportError))
             }
             self.logger.debug(
-                "retrying", metadata: ["url": "\(request.url)", "error": "\(retryable.error)", "fresh": "\(retryable.onFreshConnection)"])
+                "retrying",
+                metadata: ["url": "\(exchange.request.url)", "error": "\(retryable.error)", "fresh": "\(retryable.onFreshConnection)"])
             exchange.run(fresh: retryable.onFreshConnection) { again in completion(again.mapError(Self.transportError)) }
         }
+    }
+
+    /// A forwarded request's 407 whose `Proxy-Authenticate` the proxy settings answer (Digest;
+    /// Basic went up front): the attempt that sends the answer, once the 407's body is read and
+    /// dropped. Nil when the 407 is the response: no credentials, no answer, or a body that cannot be
+    /// sent again.
+    private func answeringProxyChallenge(
+        in result: Result<Outcome, TransportError>, of exchange: Attempt
+    ) -> (attempt: Attempt, discarded: EventLoopFuture<Void>)? {
+        guard exchange.origin.isForwardedByProxy, let credentials = exchange.origin.proxy?.credentials,
+            let answerer = configuration.proxies.challengeAnswerer, case .success(let outcome) = result
+        else { return nil }
+        let head: HTTPResponseHead
+        switch outcome {
+        case .collected(let response): head = response.head
+        case .streaming(let response): head = response.head
+        }
+        let body: [UInt8]?
+        switch exchange.request.body {
+        case .none: body = []
+        case .bytes(let buffer): body = Array(buffer.readableBytesView)
+        case .file: body = nil
+        case .stream: return nil
+        }
+        guard head.status == .proxyAuthenticationRequired,
+            let answer = answerer(head.headers["Proxy-Authenticate"], exchange.head.method.rawValue, exchange.head.uri, body, credentials)
+        else { return nil }
+        let discarded: EventLoopFuture<Void>
+        switch outcome {
+        case .collected:
+            discarded = eventLoopGroup.any().makeSucceededVoidFuture()
+        case .streaming(let response):
+            let drained = eventLoopGroup.any().makePromise(of: Void.self)
+            drained.completeWithTask { _ = try? await response.body.collect(upTo: 1 << 20) }
+            discarded = drained.futureResult
+        }
+        var answeredHead = exchange.head
+        answeredHead.headers.replaceOrAdd(name: "Proxy-Authorization", value: answer)
+        return (exchange.with(head: answeredHead), discarded)
     }
 
     private static func transportError(_ error: any Error) -> TransportError {
@@ -199,6 +248,13 @@ public final class HTTPTransport: Sendable {
         let deadline: NIODeadline?
         let controller: ExchangeController
         let collectLimit: Int?
+
+        /// The same attempt with another head.
+        func with(head: HTTPRequestHead) -> Attempt {
+            Attempt(
+                transport: transport, request: request, head: head, bodyLength: bodyLength, origin: origin, fetchStart: fetchStart,
+                deadline: deadline, controller: controller, collectLimit: collectLimit)
+        }
 
         func run(fresh: Bool, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
             let pool = transport.pool(for: origin, connectTimeout: request.timeouts.connect)

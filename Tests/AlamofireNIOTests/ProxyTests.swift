@@ -89,6 +89,47 @@ import FoundationNetworking
         }
     }
 
+    @Test func aDigestProxyIsAnsweredOnceForForwardedRequestsAndTunnels() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let proxy = try await ProxyServer.start(.init(credentials: ("digest", "s3cret"), authenticationScheme: .digest))
+            let session = try Self.session(for: server) { configuration in
+                configuration.connectionProxyDictionary = [
+                    "HTTPProxy": "127.0.0.1", "HTTPPort": proxy.port, "HTTPSProxy": "127.0.0.1", "HTTPSPort": proxy.port,
+                ]
+            }
+            let unanswered = try await withTimeout { await session.request(server.url("/get")).serializingData().response }
+            #expect(unanswered.response?.statusCode == 407)
+            let storage = URLCredentialStorage()
+            storage.set(
+                URLCredential(user: "digest", password: "s3cret", persistence: .forSession),
+                for: URLProtectionSpace(
+                    proxyHost: "127.0.0.1", port: proxy.port, type: NSURLProtectionSpaceHTTPProxy, realm: "proxy",
+                    authenticationMethod: NSURLAuthenticationMethodHTTPDigest))
+            let answering = try Self.session(for: server) { configuration in
+                configuration.connectionProxyDictionary = [
+                    "HTTPProxy": "127.0.0.1", "HTTPPort": proxy.port, "HTTPSProxy": "127.0.0.1", "HTTPSPort": proxy.port,
+                ]
+                configuration.urlCredentialStorage = storage
+            }
+            let posted = try await withTimeout {
+                await answering.request(server.url("/post"), method: .post, parameters: ["a": "b"]).validate().serializingData().response
+            }
+            #expect(posted.response?.statusCode == 200)
+            let secure = try await withTimeout {
+                await answering.request(try #require(server.tlsURL(.valid, "/get"))).validate().serializingData().response
+            }
+            #expect(secure.response?.statusCode == 200)
+            #expect(secure.metrics?.transactionMetrics.last?.networkProtocolName == "h2")
+            let statistics = proxy.statistics
+            // One 407 unanswered (no credentials), one for the POST and one for the CONNECT, each answered once.
+            #expect(statistics.authenticationChallenges == 3)
+            #expect(statistics.authorizations.filter { $0.hasPrefix("Digest ") }.count == 2)
+            #expect(statistics.tunnels.count == 1)
+            #expect(statistics.forwardedRequests == [server.url("/post").absoluteString])
+            try await proxy.shutdown()
+        }
+    }
+
     @Test func anUnreachableProxyIsCannotConnectToHost() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let closed = try await ProxyServer.start()

@@ -60,6 +60,35 @@ import Testing
         }
     }
 
+    /// A sustained load (each finished request replaced by a new one) stays on one connection.
+    @Test func aSustainedLoadOfAHundredInFlightStaysOnOneConnection() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let transport = try transport(for: server)
+            defer { transport.shutdown() }
+            let url = try #require(server.tlsURL(.valid, "/get"))
+            let total = 3000
+            let failures = try await withThrowingTaskGroup(of: Int.self) { group in
+                var started = 0
+                for _ in 0..<100 {
+                    group.addTask { (try? await transport.fetch(url).status) == 200 ? 0 : 1 }
+                    started += 1
+                }
+                var failures = 0
+                while let failed = try await group.next() {
+                    failures += failed
+                    if started < total {
+                        group.addTask { (try? await transport.fetch(url).status) == 200 ? 0 : 1 }
+                        started += 1
+                    }
+                }
+                return failures
+            }
+            #expect(failures == 0)
+            #expect(server.statistics.acceptedConnections == 1)
+            #expect(server.statistics.totalRequests == total)
+        }
+    }
+
     /// A consumer that stops reading holds back its own stream's window only.
     @Test func aStuckStreamDoesNotStallAnotherOnTheSameConnection() async throws {
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in

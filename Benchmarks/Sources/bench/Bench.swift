@@ -145,10 +145,15 @@ enum Bench {
             quick: options.quick)
         if let requests = child.requests {
             // A counted run under callgrind: the requests only, no report.
-            switch workload.id {
-            case "W2": _ = await concurrentGets(client, context, count: requests)
-            case "W9": _ = await concurrentGets(client, context, count: requests, inFlight: 100, overTLS: true)
-            default: _ = try await sequentialGets(client, context, count: requests)
+            let measurement =
+                switch workload.id {
+                case "W2": await concurrentGets(client, context, count: requests)
+                case "W9": await concurrentGets(client, context, count: requests, inFlight: 100, overTLS: true)
+                default: try await sequentialGets(client, context, count: requests)
+                }
+            // A count of failed requests would measure the wrong thing.
+            guard measurement.errors == 0 else {
+                throw UnexpectedResponse(description: "\(measurement.errors) of \(requests) requests failed in a counted run")
             }
             try? await client.shutdown()
             return

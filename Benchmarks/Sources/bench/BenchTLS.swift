@@ -17,7 +17,17 @@ enum BenchTLS {
         }
     }()
 
-    static var authorityDER: [UInt8] { certificates.certificateAuthority.certificateDER }
+    /// Names the file a child process reads the CA from: its parent's, which signed nginx's leaf
+    /// (a child's own generated CA would not).
+    static let authorityFileVariable = "ALAMOFIRE_NIO_BENCH_CA"
+
+    static let authorityDER: [UInt8] = {
+        if let path = ProcessInfo.processInfo.environment[authorityFileVariable] {
+            guard let data = FileManager.default.contents(atPath: path) else { fatalError("cannot read the benchmark's CA at \(path)") }
+            return Array(data)
+        }
+        return certificates.certificateAuthority.certificateDER
+    }()
 
     /// The CA as AlamofireNIO's `Session(additionalTrustRoots:)` takes it.
     static let authority: SecCertificate = {
@@ -38,13 +48,20 @@ enum BenchTLS {
     }()
     static var leaf: CertificateIdentity { certificates.leaf(for: .valid) }
 
-    /// Writes the leaf's certificate and key for nginx; returns their paths.
+    /// Writes the leaf's certificate and key for nginx, and the CA for child processes; returns the
+    /// leaf's paths.
     static func writeFiles(in directory: URL) throws -> (certificate: String, key: String) {
         let certificate = directory.appendingPathComponent("leaf.pem")
         let key = directory.appendingPathComponent("leaf.key")
         try Data(leaf.certificatePEM.utf8).write(to: certificate)
         try Data(leaf.privateKeyPEM.utf8).write(to: key)
+        try Data(authorityDER).write(to: authorityFile(in: directory))
         return (certificate.path, key.path)
+    }
+
+    /// Where ``writeFiles(in:)`` puts the CA.
+    static func authorityFile(in directory: URL) -> URL {
+        directory.appendingPathComponent("authority.der")
     }
 }
 

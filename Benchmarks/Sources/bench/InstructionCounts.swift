@@ -115,6 +115,9 @@ func callgrindRun(_ callgrind: Callgrind, workload: String, client: String, requ
         "--tool=callgrind", "--callgrind-out-file=\(output.path)", callgrind.program.path, "--child", "--workload", workload, "--client",
         client, "--requests", String(requests), "--base", context.baseURL.absoluteString,
     ] + (context.tlsBaseURL.map { ["--tls-base", $0.absoluteString] } ?? [])
+    // The child trusts the CA that signed nginx's certificate (W9).
+    process.environment = ProcessInfo.processInfo.environment.merging(
+        [BenchTLS.authorityFileVariable: BenchTLS.authorityFile(in: context.scratch).path]) { _, new in new }
     process.standardError = FileHandle.nullDevice
     process.standardOutput = FileHandle.nullDevice
     try process.run()

@@ -1,3 +1,4 @@
+import AlamofireNIOLoading
 import AlamofireNIOTransport
 import Foundation
 import Logging
@@ -10,7 +11,8 @@ import FoundationNetworking
 /// one (an empty dictionary means no proxy, as on Apple platforms), else the environment as curl
 /// reads it (`http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`). A proxy without credentials in its
 /// URL gets them from the configuration's `urlCredentialStorage`: a credential stored for a proxy
-/// protection space with the proxy's host and port.
+/// protection space with the proxy's host and port. Basic goes with every request up front; a proxy
+/// that answers 407 with a Digest challenge is answered once, with the loading layer's Digest code.
 enum ProxySelection {
     static func settings(
         for configuration: URLSessionConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger
@@ -25,6 +27,10 @@ enum ProxySelection {
         if !settings.isEmpty, let storage = configuration.urlCredentialStorage {
             let box = UncheckedCredentialStorage(storage: storage)
             settings.credentialLookup = { proxy in box.credentials(for: proxy) }
+        }
+        settings.challengeAnswerer = { challenges, method, uri, body, credentials in
+            AuthenticationPolicy.proxyAuthorization(
+                answering: challenges, user: credentials.user, password: credentials.password, method: method, uri: uri, body: body)
         }
         return settings
     }

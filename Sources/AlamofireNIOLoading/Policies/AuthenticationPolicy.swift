@@ -46,6 +46,18 @@ package struct AuthenticationPolicy: @unchecked Sendable {
         return offers.first { $0.scheme == "basic" }
     }
 
+    /// The `Proxy-Authorization` answering a proxy's 407 (its `Proxy-Authenticate` values) when the
+    /// strongest offer is Digest; nil for Basic (the transport sends it up front) or anything else.
+    package static func proxyAuthorization(
+        answering proxyAuthenticate: [String], user: String, password: String, method: String, uri: String, body: [UInt8]?
+    ) -> String? {
+        guard let offer = strongestOffer(AuthenticationChallengeOffer.parse(proxyAuthenticate)), offer.scheme == "digest" else {
+            return nil
+        }
+        return HTTPAuthorization.digest(
+            user: user, password: password, challenge: offer, method: method, uri: uri, body: body.map { Data($0) })
+    }
+
     /// The `Authorization` value `credential` makes for `challenge` on `request` (whose body, if in
     /// memory, is `body`); nil when the credential has no user and password or the offer cannot be
     /// answered.

@@ -61,6 +61,8 @@ struct ConnectionFactory: Sendable {
     let offersHTTP2: Bool
     /// How often an HTTP/2 connection with no open stream pings its server.
     let http2PingInterval: TimeAmount
+    /// Answers a proxy's 407 to `CONNECT` (Digest).
+    let proxyChallengeAnswerer: ProxySettings.ChallengeAnswerer?
     /// Resolves a host name to addresses (blocking; run on NIO's thread pool).
     let lookup: @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress]
     /// The TLS context and roots, or why the TLS settings are unusable (reported by https requests).
@@ -79,6 +81,7 @@ struct ConnectionFactory: Sendable {
     init(
         eventLoopGroup: any EventLoopGroup, tls: TransportTLSConfiguration, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?,
         offersHTTP2: Bool = true, http2PingInterval: TimeAmount = .seconds(30),
+        proxyChallengeAnswerer: ProxySettings.ChallengeAnswerer? = nil,
         lookup: @escaping @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses, logger: Logger
     ) {
         self.eventLoopGroup = eventLoopGroup
@@ -86,6 +89,7 @@ struct ConnectionFactory: Sendable {
         self.decompressionLimit = decompressionLimit
         self.offersHTTP2 = offersHTTP2
         self.http2PingInterval = http2PingInterval
+        self.proxyChallengeAnswerer = proxyChallengeAnswerer
         self.lookup = lookup
         self.logger = logger
         self.tlsSetup = LazyTLSSetup {
@@ -147,19 +151,7 @@ struct ConnectionFactory: Sendable {
         var metrics = ExchangeMetrics(fetchStart: .now())
         let deadline = connectTimeout.map { NIODeadline.now() + $0 }
         metrics.domainLookupStart = .now()
-        let channel = try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
-        if let proxy = origin.proxy, ProxyTunnel.isNeeded(for: origin, through: proxy) {
-            do {
-                let target = try await socksTarget(for: origin, through: proxy)
-                try await withDeadline(deadline ?? .now() + ProxyTunnel.defaultTimeout, on: channel) {
-                    try await ProxyTunnel.open(on: channel, to: origin, through: proxy, socksTarget: target)
-                }
-            } catch {
-                channel.close(promise: nil)
-                throw error
-            }
-            metrics.connectEnd = .now()
-        }
+        let channel = try await connectChannel(to: origin, deadline: deadline, metrics: &metrics)
         // A TLS 1.3 server judges the client's certificate after the client's handshake is done:
         // its alert can end the connection while it is set up.
         let errorAfterHandshake = NIOLockedValueBox<(any Error)?>(nil)
@@ -197,6 +189,39 @@ struct ConnectionFactory: Sendable {
                 }
             }
             throw (error as? TransportError) ?? .connectionLost("the connection failed while it was set up", error)
+        }
+    }
+
+    /// Connects to the origin, or to its proxy and through the tunnel to the origin. A `CONNECT`
+    /// refused with a 407 whose challenge the proxy settings answer (Digest) is sent once more, on a
+    /// new connection, with the answer.
+    private func connectChannel(to origin: Origin, deadline: NIODeadline?, metrics: inout ExchangeMetrics) async throws -> any Channel {
+        guard let proxy = origin.proxy, ProxyTunnel.isNeeded(for: origin, through: proxy) else {
+            return try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
+        }
+        var authorization = proxy.credentials?.basicAuthorization
+        var answered = false
+        while true {
+            let channel = try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
+            do {
+                let target = try await socksTarget(for: origin, through: proxy)
+                try await withDeadline(deadline ?? .now() + ProxyTunnel.defaultTimeout, on: channel) {
+                    try await ProxyTunnel.open(on: channel, to: origin, through: proxy, authorization: authorization, socksTarget: target)
+                }
+                metrics.connectEnd = .now()
+                return channel
+            } catch {
+                channel.close(promise: nil)
+                let challenge = (error as? TransportError)?.underlyingError as? ProxyAuthenticationChallenge
+                if !answered, let challenge, let credentials = proxy.credentials,
+                    let answer = proxyChallengeAnswerer?(challenge.challenges, "CONNECT", origin.authority, nil, credentials)
+                {
+                    authorization = answer
+                    answered = true
+                    continue
+                }
+                throw error
+            }
         }
     }
 

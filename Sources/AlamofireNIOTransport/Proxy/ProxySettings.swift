@@ -21,6 +21,17 @@ public struct ProxySettings: Sendable {
     public var exceptions: ProxyExceptions
     /// Looks up credentials for a proxy that has none of its own (the session's credential storage).
     public var credentialLookup: (@Sendable (TransportProxy) -> TransportProxy.Credentials?)?
+    /// Answers a 407's `Proxy-Authenticate` challenges that Basic, sent up front, does not (Digest):
+    /// the `Proxy-Authorization` value for a request with `method` to `uri` (the request target as
+    /// sent, `host:port` for `CONNECT`) whose body, when in memory, is `body`; nil when it cannot.
+    /// The transport asks once per request or tunnel, so a refused answer is not repeated.
+    public var challengeAnswerer: ChallengeAnswerer?
+
+    /// See ``challengeAnswerer``.
+    public typealias ChallengeAnswerer =
+        @Sendable (
+            _ proxyAuthenticate: [String], _ method: String, _ uri: String, _ body: [UInt8]?, _ credentials: TransportProxy.Credentials
+        ) -> String?
     /// What could not be used, one sentence each: malformed proxy URLs and unsupported schemes.
     public private(set) var warnings: [String] = []
 

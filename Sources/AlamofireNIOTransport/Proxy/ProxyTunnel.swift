@@ -20,8 +20,9 @@ enum ProxyTunnel {
 
     /// Sends `CONNECT` (HTTP proxy) or runs the SOCKS5 handshake, and returns once the channel
     /// carries bytes to and from the origin, with the handlers it used removed.
+    /// `authorization` is the `Proxy-Authorization` a `CONNECT` carries.
     static func open(
-        on channel: any Channel, to origin: Origin, through proxy: TransportProxy, socksTarget: SOCKSAddress?
+        on channel: any Channel, to origin: Origin, through proxy: TransportProxy, authorization: String?, socksTarget: SOCKSAddress?
     ) async throws {
         let result = channel.eventLoop.makePromise(of: Void.self)
         try await channel.eventLoop.submit {
@@ -30,7 +31,7 @@ enum ProxyTunnel {
             switch proxy.kind {
             case .http:
                 var headers = HTTPHeaders([("Host", origin.authority)])
-                if let credentials = proxy.credentials { headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization) }
+                if let authorization { headers.add(name: "Proxy-Authorization", value: authorization) }
                 try pipeline.addHandler(HTTPRequestEncoder())
                 try pipeline.addHandler(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes)))
                 try pipeline.addHandler(ConnectTunnelHandler(authority: origin.authority, headers: headers, proxy: proxy, result: result))
@@ -86,6 +87,12 @@ extension Origin {
     }
 }
 
+/// A proxy's 407 to `CONNECT`, with its `Proxy-Authenticate` challenges: the underlying error of the
+/// request's `.userAuthenticationRequired`.
+struct ProxyAuthenticationChallenge: Error {
+    let challenges: [String]
+}
+
 /// Sends `CONNECT` and reads the proxy's answer: any 2xx opens the tunnel, a 407 asks for
 /// credentials, anything else refuses. The answer is never taken for the origin's.
 final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -127,8 +134,12 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case (.awaitingHead, .head(let head)) where (200..<300).contains(head.status.code):
             state = .awaitingEnd
         case (.awaitingHead, .head(let head)) where head.status == .proxyAuthenticationRequired:
-            let how = proxy.credentials == nil ? "without credentials" : "with the credentials given"
-            fail(TransportError(.userAuthenticationRequired, "the proxy \(proxy) refused the tunnel to \(authority) \(how) (407)"), context)
+            let how = headers.contains(name: "Proxy-Authorization") ? "with the credentials given" : "without credentials"
+            let challenge = ProxyAuthenticationChallenge(challenges: head.headers["Proxy-Authenticate"])
+            fail(
+                TransportError(
+                    .userAuthenticationRequired, "the proxy \(proxy) refused the tunnel to \(authority) \(how) (407)",
+                    underlyingError: challenge), context)
         case (.awaitingHead, .head(let head)):
             fail(
                 TransportError(.cannotConnectToHost, "the proxy \(proxy) refused the tunnel to \(authority) (\(head.status.code))"), context

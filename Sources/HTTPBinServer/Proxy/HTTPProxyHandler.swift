@@ -64,12 +64,12 @@ final class HTTPProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let authorization = head.headers.first(name: "Proxy-Authorization") {
             recorder.update { $0.authorizations.append(authorization) }
         }
-        if let expected = configuration.expectedAuthorization, head.headers.first(name: "Proxy-Authorization") != expected {
+        if !configuration.accepts(head.headers.first(name: "Proxy-Authorization"), method: head.method.rawValue) {
             recorder.update { $0.authenticationChallenges += 1 }
             let isConnect = head.method == .CONNECT
             state = isConnect ? .idle : .discarding
             context.writeRaw(
-                "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"\r\nContent-Length: 0\r\n\r\n",
+                "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: \(configuration.challenge)\r\nContent-Length: 0\r\n\r\n",
                 thenClose: isConnect)
             return
         }

@@ -8,9 +8,9 @@ import NIOPosix
 /// proxy on one ephemeral port (a connection whose first byte is 5 speaks SOCKS5). Its
 /// ``statistics`` say which requests and tunnels went through it.
 ///
-/// With ``Configuration/credentials`` set, forwarded requests and `CONNECT`s without the matching
-/// Basic `Proxy-Authorization` get `407` with `Proxy-Authenticate: Basic realm="proxy"`. SOCKS5 is
-/// spoken without authentication.
+/// With ``Configuration/credentials`` set, forwarded requests and `CONNECT`s without a matching
+/// `Proxy-Authorization` (Basic, or Digest with ``AuthenticationScheme/digest``) get `407` with a
+/// `Proxy-Authenticate` challenge for the realm `proxy`. SOCKS5 is spoken without authentication.
 public final class ProxyServer: Sendable {
     /// How the proxy answers `CONNECT`, for the fault tests.
     public enum ConnectBehavior: Sendable {
@@ -24,21 +24,55 @@ public final class ProxyServer: Sendable {
         case closeInsideTunnel
     }
 
+    /// How the proxy asks for credentials.
+    public enum AuthenticationScheme: Sendable {
+        /// `Proxy-Authenticate: Basic realm="proxy"`.
+        case basic
+        /// `Proxy-Authenticate: Digest realm="proxy", qop="auth", algorithm=MD5` with a fresh nonce.
+        case digest
+    }
+
     /// The proxy's settings.
     public struct Configuration: Sendable {
         /// The user name and password the proxy requires from HTTP clients; nil requires none.
         public var credentials: (user: String, password: String)?
+        /// How it asks for them.
+        public var authenticationScheme: AuthenticationScheme
         /// How `CONNECT` is answered.
         public var connectBehavior: ConnectBehavior
 
-        public init(credentials: (user: String, password: String)? = nil, connectBehavior: ConnectBehavior = .tunnel) {
+        public init(
+            credentials: (user: String, password: String)? = nil, authenticationScheme: AuthenticationScheme = .basic,
+            connectBehavior: ConnectBehavior = .tunnel
+        ) {
             self.credentials = credentials
+            self.authenticationScheme = authenticationScheme
             self.connectBehavior = connectBehavior
         }
 
-        /// The `Proxy-Authorization` value the proxy accepts.
-        var expectedAuthorization: String? {
-            credentials.map { "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString() }
+        /// Whether a request with this `Proxy-Authorization` may pass.
+        func accepts(_ authorization: String?, method: String) -> Bool {
+            guard let credentials else { return true }
+            guard let authorization else { return false }
+            switch authenticationScheme {
+            case .basic:
+                return authorization == "Basic " + Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
+            case .digest:
+                guard authorization.lowercased().hasPrefix("digest ") else { return false }
+                let fields = Authentication.parameters(String(authorization.dropFirst("Digest ".count)))
+                return fields["realm"] == "proxy"
+                    && Authentication.expectedResponse(
+                        to: fields, method: method, user: credentials.user, password: credentials.password, algorithm: .md5, body: [])
+                        == true
+            }
+        }
+
+        /// The `Proxy-Authenticate` value of a 407.
+        var challenge: String {
+            switch authenticationScheme {
+            case .basic: "Basic realm=\"proxy\""
+            case .digest: "Digest realm=\"proxy\", nonce=\"\(UInt64.random(in: 0...UInt64.max))\", qop=\"auth\", algorithm=MD5"
+            }
         }
     }
 
