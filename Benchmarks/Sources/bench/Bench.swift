@@ -140,7 +140,8 @@ enum Bench {
         }
         let client = makeClient(name, for: workload)
         let context = WorkloadContext(
-            baseURL: URL(string: child.base)!, tlsBaseURL: child.tlsBase.flatMap(URL.init(string:)), slowURL: URL(string: child.slow) ?? URL(string: child.base)!,
+            baseURL: URL(string: child.base)!, tlsBaseURL: child.tlsBase.flatMap(URL.init(string:)),
+            slowURL: URL(string: child.slow) ?? URL(string: child.base)!,
             scratch: URL(fileURLWithPath: child.scratch), largeFilePath: child.largeFilePath, uploadPath: child.uploadPath,
             quick: options.quick)
         if let requests = child.requests {
@@ -167,7 +168,9 @@ enum Bench {
     /// Instruction counts: W1, W2, W1P and W9 (or the one asked for), against nginx, under callgrind.
     static func runInstructionCounts(options: Options, clientNames: [String]) async throws {
         let ids = options.profile.map { [$0] } ?? countedWorkloads.filter { options.workload == nil || $0 == options.workload }
-        guard ids.allSatisfy(countedWorkloads.contains) else { throw BenchError.usage("instructions are counted for \(countedWorkloads.joined(separator: ", "))") }
+        guard ids.allSatisfy(countedWorkloads.contains) else {
+            throw BenchError.usage("instructions are counted for \(countedWorkloads.joined(separator: ", "))")
+        }
         let server = try await BenchServer.start(quick: true, largeFiles: false, needsDocuments: true)
         do {
             let callgrind = try Callgrind()

@@ -111,10 +111,12 @@ func callgrindRun(_ callgrind: Callgrind, workload: String, client: String, requ
     let output = context.scratch.appendingPathComponent("callgrind.\(client).\(workload).\(requests).out")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: callgrind.valgrind)
-    process.arguments = [
-        "--tool=callgrind", "--callgrind-out-file=\(output.path)", callgrind.program.path, "--child", "--workload", workload, "--client",
-        client, "--requests", String(requests), "--base", context.baseURL.absoluteString,
-    ] + (context.tlsBaseURL.map { ["--tls-base", $0.absoluteString] } ?? [])
+    process.arguments =
+        [
+            "--tool=callgrind", "--callgrind-out-file=\(output.path)", callgrind.program.path, "--child", "--workload", workload,
+            "--client",
+            client, "--requests", String(requests), "--base", context.baseURL.absoluteString,
+        ] + (context.tlsBaseURL.map { ["--tls-base", $0.absoluteString] } ?? [])
     // The child trusts the CA that signed nginx's certificate (W9).
     process.environment = ProcessInfo.processInfo.environment.merging(
         [BenchTLS.authorityFileVariable: BenchTLS.authorityFile(in: context.scratch).path]) { _, new in new }
