@@ -130,6 +130,37 @@ import FoundationNetworking
         }
     }
 
+    /// The trust manager is asked about the origin (`localhost`), never the proxy (`127.0.0.1`, for
+    /// which it has no evaluator while every host must be evaluated).
+    @Test func aPinnedEvaluatorJudgesTheOriginThroughTheTunnel() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let proxy = try await ProxyServer.start()
+            let certificates = try #require(server.certificates)
+            let root = try SecCertificate(derEncoded: Data(certificates.certificateAuthority.certificateDER))
+            func fetch(pinning pinned: CertificateIdentity) async throws -> AFDataResponse<Data> {
+                let configuration = URLSessionConfiguration.af.ephemeral
+                configuration.connectionProxyDictionary = Self.dictionary(proxy)
+                let manager = ServerTrustManager(evaluators: [
+                    "localhost": PinnedCertificatesTrustEvaluator(certificates: [try SecCertificate(derEncoded: Data(pinned.certificateDER))])
+                ])
+                let session = Session(configuration: configuration, serverTrustManager: manager, eventMonitors: [], additionalTrustRoots: [root])
+                let url = try #require(server.tlsURL(.valid, "/get", host: "localhost"))
+                return try await withTimeout { await session.request(url).serializingData().response }
+            }
+            let pinnedLeaf = try await fetch(pinning: certificates.leaf(for: .valid))
+            #expect(pinnedLeaf.response?.statusCode == 200)
+            let pinnedOther = try await fetch(pinning: certificates.unknownAuthority)
+            guard case .serverTrustEvaluationFailed(.certificatePinningFailed(let host, _, _, _)) = pinnedOther.error else {
+                Issue.record("expected certificatePinningFailed, got \(String(describing: pinnedOther.error))")
+                return
+            }
+            #expect(host == "localhost")
+            #expect(proxy.statistics.tunnels.count == 2)
+            #expect(server.statistics.totalRequests == 1)
+            try await proxy.shutdown()
+        }
+    }
+
     @Test func anUnreachableProxyIsCannotConnectToHost() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let closed = try await ProxyServer.start()
