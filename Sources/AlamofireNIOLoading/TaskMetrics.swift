@@ -18,6 +18,10 @@ public struct TaskMetrics: Sendable, Hashable {
     public var taskInterval: DateInterval
     /// Redirects followed.
     public var redirectCount: Int
+
+    /// How a transaction's resource was obtained: FoundationNetworking's
+    /// `URLSessionTaskMetrics.ResourceFetchType`, so that it is spelled as in Alamofire.
+    public typealias ResourceFetchType = FoundationNetworking.URLSessionTaskMetrics.ResourceFetchType
 }
 
 /// One HTTP exchange: the fields of `URLSessionTaskTransactionMetrics`.

@@ -24,7 +24,7 @@ import FoundationNetworking
     }
 
     /// Where the last attempt's response came from.
-    static func fetchType(_ response: AFDataResponse<Data>) -> URLSessionTaskMetrics.ResourceFetchType? {
+    static func fetchType(_ response: AFDataResponse<Data>) -> TaskMetrics.ResourceFetchType? {
         response.metrics?.transactionMetrics.last?.resourceFetchType
     }
 
@@ -77,7 +77,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let session = Self.session()
             let url = server.url("/response-headers?Cache-Control=max-age%3D60&Vary=X-Flavour")
-            func load(_ flavour: String) async throws -> URLSessionTaskMetrics.ResourceFetchType? {
+            func load(_ flavour: String) async throws -> TaskMetrics.ResourceFetchType? {
                 Self.fetchType(try await Self.load(session.request(url, headers: ["X-Flavour": flavour])))
             }
             #expect(try await load("vanilla") == .networkLoad)

@@ -141,9 +141,12 @@ import FoundationNetworking
                 let configuration = URLSessionConfiguration.af.ephemeral
                 configuration.connectionProxyDictionary = Self.dictionary(proxy)
                 let manager = ServerTrustManager(evaluators: [
-                    "localhost": PinnedCertificatesTrustEvaluator(certificates: [try SecCertificate(derEncoded: Data(pinned.certificateDER))])
+                    "localhost": PinnedCertificatesTrustEvaluator(certificates: [
+                        try SecCertificate(derEncoded: Data(pinned.certificateDER))
+                    ])
                 ])
-                let session = Session(configuration: configuration, serverTrustManager: manager, eventMonitors: [], additionalTrustRoots: [root])
+                let session = Session(
+                    configuration: configuration, serverTrustManager: manager, eventMonitors: [], additionalTrustRoots: [root])
                 let url = try #require(server.tlsURL(.valid, "/get", host: "localhost"))
                 return try await withTimeout { await session.request(url).serializingData().response }
             }

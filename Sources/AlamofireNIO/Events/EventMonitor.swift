@@ -10,8 +10,8 @@ public import FoundationNetworking
 /// events arrive on ``queue``. A monitor is sent only the events it implements: once an empty
 /// default has run for a monitor's type, that event is no longer made for monitors of that type.
 ///
-/// Metrics are ``TaskMetrics`` values: FoundationNetworking's `URLSessionTaskMetrics` cannot be
-/// created outside it. The `URLSession` passed to the URLSession events is the session's
+/// Metrics are ``TaskMetrics`` values, also named ``URLSessionTaskMetrics`` as in Alamofire:
+/// FoundationNetworking's class of that name cannot be created outside it. The `URLSession` passed to the URLSession events is the session's
 /// ``Session/session``, which carries the configuration but loads nothing.
 public protocol EventMonitor: Sendable {
     /// The `DispatchQueue` on which events will be called.
