@@ -200,43 +200,452 @@ open class Session: @unchecked Sendable {
         }
     }
 
-    // MARK: All requests
+    // MARK: Data requests
 
-    /// Perform an action on all active `Request`s.
-    ///
-    /// - Note: The provided `action` closure is performed asynchronously, meaning that some `Request`s may complete and
-    ///         be unavailable by time it runs. Additionally, this action is performed on the instances's `rootQueue`,
-    ///         so care should be taken that actions are fast. Once the work on the `Request`s is complete, any
-    ///         additional work should be performed on another queue.
-    ///
-    /// - Parameter action: Closure to perform with all `Request`s.
-    public func withAllRequests(perform action: @escaping @Sendable (Set<Request>) -> Void) {
-        rootQueue.async { action(self.activeRequests.withLock { $0 }) }
-    }
-
-    /// Cancel all active `Request`s, optionally calling a completion handler when complete.
-    ///
-    /// - Note: This is an asynchronous operation and does not block the creation of future `Request`s. Cancelled
-    ///         `Request`s may not cancel immediately due internal work, and may not cancel at all if they are close to
-    ///         completion when cancelled.
+    /// Creates a `DataRequest` from a `URLRequest` created using the passed components and a `RequestInterceptor`.
     ///
     /// - Parameters:
-    ///   - queue:      `DispatchQueue` on which the completion handler is run. `.main` by default.
-    ///   - completion: Closure to be called when all `Request`s have been cancelled.
-    public func cancelAllRequests(completingOnQueue queue: DispatchQueue = .main, completion: (@Sendable () -> Void)? = nil) {
-        withAllRequests { requests in
-            requests.forEach { $0.cancel() }
-            queue.async { completion?() }
-        }
+    ///   - convertible:               `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - method:                    `HTTPMethod` for the `URLRequest`. `.get` by default.
+    ///   - parameters:                `Parameters` (a.k.a. `[String: Any]`) value to be encoded into the `URLRequest`.
+    ///                                `nil` by default.
+    ///   - encoding:                  `ParameterEncoding` to be used to encode the `parameters` value into the
+    ///                                `URLRequest`. `URLEncoding.default` by default.
+    ///   - headers:                   `HTTPHeaders` value to be added to the `URLRequest`. `nil` by default.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by
+    ///                                default.
+    ///   - shouldAutomaticallyResume: Whether the `DataRequest` should resume after the first response handler is
+    ///                                added. `nil` by default: the session's `startRequestsImmediately`.
+    ///   - requestModifier:           `RequestModifier` which will be applied to the `URLRequest` created from the
+    ///                                provided parameters. `nil` by default.
+    /// - Returns:                     The created `DataRequest`.
+    open func request(
+        _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
+        encoding: any ParameterEncoding = URLEncoding.default, headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil,
+        shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
+    ) -> DataRequest {
+        let convertible = RequestConvertible(
+            url: convertible, method: method, parameters: UncheckedSendable(parameters), encoding: encoding, headers: headers,
+            requestModifier: requestModifier)
+        return request(convertible, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume)
     }
 
-    /// Closure which provides a `URLRequest` for mutation.
-    public typealias RequestModifier = @Sendable (inout URLRequest) throws -> Void
+    /// Creates a `DataRequest` from a `URLRequest` created using the passed components, `Encodable` parameters, and a
+    /// `RequestInterceptor`.
+    ///
+    /// - Parameters:
+    ///   - convertible:               `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - method:                    `HTTPMethod` for the `URLRequest`. `.get` by default.
+    ///   - parameters:                `Encodable` value to be encoded into the `URLRequest`. `nil` by default.
+    ///   - encoder:                   `ParameterEncoder` to be used to encode the `parameters` value into the
+    ///                                `URLRequest`. `URLEncodedFormParameterEncoder.default` by default.
+    ///   - headers:                   `HTTPHeaders` value to be added to the `URLRequest`. `nil` by default.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by
+    ///                                default.
+    ///   - shouldAutomaticallyResume: Whether the `DataRequest` should resume after the first response handler is
+    ///                                added. `nil` by default: the session's `startRequestsImmediately`.
+    ///   - requestModifier:           `RequestModifier` which will be applied to the `URLRequest` created from the
+    ///                                provided parameters. `nil` by default.
+    /// - Returns:                     The created `DataRequest`.
+    open func request<Parameters: Encodable & Sendable>(
+        _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
+        encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default, headers: HTTPHeaders? = nil,
+        interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
+    ) -> DataRequest {
+        let convertible = RequestEncodableConvertible(
+            url: convertible, method: method, parameters: parameters, encoder: encoder, headers: headers, requestModifier: requestModifier)
+        return request(convertible, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume)
+    }
 
-    /// Starts setting a new request up when the session sets requests up eagerly.
-    func prepare<R: Request>(_ request: R) -> R {
-        if requestSetup == .eager { request.setUpEagerly() }
-        return request
+    /// Creates a `DataRequest` from a `URLRequestConvertible` value and a `RequestInterceptor`.
+    ///
+    /// - Parameters:
+    ///   - convertible:               `URLRequestConvertible` value to be used to create the `URLRequest`.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by
+    ///                                default.
+    ///   - shouldAutomaticallyResume: Whether the `DataRequest` should resume after the first response handler is
+    ///                                added. `nil` by default: the session's `startRequestsImmediately`.
+    /// - Returns:                     The created `DataRequest`.
+    open func request(
+        _ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil
+    ) -> DataRequest {
+        prepare(
+            DataRequest(
+                convertible: convertible, underlyingQueue: rootQueue, serializationQueue: serializationQueue, eventMonitor: eventMonitor,
+                interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, session: self))
+    }
+
+    // MARK: Downloads and uploads
+
+    /// Creates a `DownloadRequest` using a `URLRequest` created using the passed components, `RequestInterceptor`, and
+    /// `Destination`.
+    ///
+    /// - Parameters:
+    ///   - convertible:               `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - method:                    `HTTPMethod` for the `URLRequest`. `.get` by default.
+    ///   - parameters:                `Parameters` (a.k.a. `[String: Any]`) value to be encoded into the `URLRequest`.
+    ///                                `nil` by default.
+    ///   - encoding:                  `ParameterEncoding` to be used to encode the `parameters` value into the
+    ///                                `URLRequest`. `URLEncoding.default` by default.
+    ///   - headers:                   `HTTPHeaders` value to be added to the `URLRequest`. `nil` by default.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by default.
+    ///   - shouldAutomaticallyResume: Whether the `DownloadRequest` should resume after the first response handler is
+    ///                                added. `nil` by default: the session's `startRequestsImmediately`.
+    ///   - requestModifier:           `RequestModifier` which will be applied to the `URLRequest` created from the
+    ///                                provided parameters. `nil` by default.
+    ///   - destination:               `DownloadRequest.Destination` closure used to determine how and where the
+    ///                                downloaded file should be moved. `nil` by default: it stays in the temporary
+    ///                                directory.
+    /// - Returns:                     The created `DownloadRequest`.
+    open func download(
+        _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
+        encoding: any ParameterEncoding = URLEncoding.default, headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil,
+        shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil, to destination: DownloadRequest.Destination? = nil
+    ) -> DownloadRequest {
+        let convertible = RequestConvertible(
+            url: convertible, method: method, parameters: UncheckedSendable(parameters), encoding: encoding, headers: headers,
+            requestModifier: requestModifier)
+        return download(convertible, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, to: destination)
+    }
+
+    /// Creates a `DownloadRequest` from a `URLRequest` created using the passed components, `Encodable` parameters, and
+    /// a `RequestInterceptor`.
+    ///
+    /// - Parameters: as for the `ParameterEncoding` form, with `parameters` an `Encodable` value and `encoder` the
+    ///   `ParameterEncoder` that encodes it (`URLEncodedFormParameterEncoder.default` by default).
+    /// - Returns: The created `DownloadRequest`.
+    open func download<Parameters: Encodable & Sendable>(
+        _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
+        encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default, headers: HTTPHeaders? = nil,
+        interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil,
+        to destination: DownloadRequest.Destination? = nil
+    ) -> DownloadRequest {
+        let convertible = RequestEncodableConvertible(
+            url: convertible, method: method, parameters: parameters, encoder: encoder, headers: headers, requestModifier: requestModifier)
+        return download(convertible, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, to: destination)
+    }
+
+    /// Creates a `DownloadRequest` from a `URLRequestConvertible` value, a `RequestInterceptor`, and a `Destination`.
+    ///
+    /// - Parameters:
+    ///   - convertible:               `URLRequestConvertible` value to be used to create the `URLRequest`.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by default.
+    ///   - shouldAutomaticallyResume: Whether the `DownloadRequest` should resume after the first response handler is
+    ///                                added. `nil` by default: the session's `startRequestsImmediately`.
+    ///   - destination:               `DownloadRequest.Destination` closure used to determine how and where the
+    ///                                downloaded file should be moved. `nil` by default.
+    /// - Returns:                     The created `DownloadRequest`.
+    open func download(
+        _ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil,
+        to destination: DownloadRequest.Destination? = nil
+    ) -> DownloadRequest {
+        download(.request(convertible), interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, to: destination)
+    }
+
+    /// Creates a `DownloadRequest` from the `resumeData` produced from a previously cancelled or failed
+    /// `DownloadRequest`, continuing its partial file with `Range` and `If-Range` requests.
+    ///
+    /// The data must be AlamofireNIO's (see ``DownloadRequest/resumeData``); data that cannot be read fails the request
+    /// with `AFError.createURLRequestFailed(error:)` and a ``DownloadRequest/ResumeDataError``. As with Alamofire, no
+    /// `URLRequest` is built or adapted for it: the session's and request's interceptors only retry.
+    ///
+    /// - Parameters:
+    ///   - data:                      The resume data from a previously cancelled or failed `DownloadRequest`.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by default.
+    ///   - shouldAutomaticallyResume: Whether the `DownloadRequest` should resume after the first response handler is
+    ///                                added. `nil` by default: the session's `startRequestsImmediately`.
+    ///   - destination:               `DownloadRequest.Destination` closure used to determine how and where the
+    ///                                downloaded file should be moved. `nil` by default.
+    /// - Returns:                     The created `DownloadRequest`.
+    open func download(
+        resumingWith data: Data, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil,
+        to destination: DownloadRequest.Destination? = nil
+    ) -> DownloadRequest {
+        download(.resumeData(data), interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, to: destination)
+    }
+
+    /// Creates an `UploadRequest` for the given `Data`, `URLRequest` components, and `RequestInterceptor`.
+    ///
+    /// - Parameters:
+    ///   - data:                      The `Data` to upload.
+    ///   - convertible:               `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - method:                    `HTTPMethod` for the `URLRequest`. `.post` by default.
+    ///   - headers:                   `HTTPHeaders` value to be added to the `URLRequest`. `nil` by default.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by default.
+    ///   - shouldAutomaticallyResume: Whether the `UploadRequest` should resume after the first response handler is
+    ///                                added. `nil` by default: the session's `startRequestsImmediately`.
+    ///   - fileManager:               `FileManager` instance to be used by the returned `UploadRequest`. `.default` by default.
+    ///   - requestModifier:           `RequestModifier` which will be applied to the `URLRequest` created from the
+    ///                                provided parameters. `nil` by default.
+    /// - Returns:                     The created `UploadRequest`.
+    open func upload(
+        _ data: Data, to convertible: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+        interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, fileManager: FileManager = .default,
+        requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        upload(
+            data, with: uploadRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier),
+            interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, fileManager: fileManager)
+    }
+
+    /// Creates an `UploadRequest` for the given `Data` using the `URLRequestConvertible` value and `RequestInterceptor`.
+    open func upload(
+        _ data: Data, with convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil,
+        shouldAutomaticallyResume: Bool? = nil, fileManager: FileManager = .default
+    ) -> UploadRequest {
+        upload(
+            .data(data), with: convertible, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume,
+            fileManager: fileManager)
+    }
+
+    /// Creates an `UploadRequest` for the file at the given file `URL`, using a `URLRequest` from the provided
+    /// components and `RequestInterceptor`. The file is streamed from disk.
+    open func upload(
+        _ fileURL: URL, to convertible: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+        interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, fileManager: FileManager = .default,
+        requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        upload(
+            fileURL, with: uploadRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier),
+            interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, fileManager: fileManager)
+    }
+
+    /// Creates an `UploadRequest` for the file at the given file `URL` using the `URLRequestConvertible` value and
+    /// `RequestInterceptor`.
+    open func upload(
+        _ fileURL: URL, with convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil,
+        shouldAutomaticallyResume: Bool? = nil, fileManager: FileManager = .default
+    ) -> UploadRequest {
+        upload(
+            .file(fileURL, shouldRemove: false), with: convertible, interceptor: interceptor,
+            shouldAutomaticallyResume: shouldAutomaticallyResume,
+            fileManager: fileManager)
+    }
+
+    /// Creates an `UploadRequest` from the `InputStream` provided using a `URLRequest` from the provided components and
+    /// `RequestInterceptor`. The stream is sent chunked.
+    open func upload(
+        _ stream: InputStream, to convertible: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
+        interceptor: (any RequestInterceptor)? = nil, fileManager: FileManager = .default, requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        upload(
+            stream, with: uploadRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier),
+            interceptor: interceptor, shouldAutomaticallyResume: nil, fileManager: fileManager)
+    }
+
+    /// Creates an `UploadRequest` from the provided `InputStream` using the `URLRequestConvertible` value and
+    /// `RequestInterceptor`.
+    open func upload(
+        _ stream: InputStream, with convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil,
+        shouldAutomaticallyResume: Bool? = nil, fileManager: FileManager = .default
+    ) -> UploadRequest {
+        upload(
+            .stream(stream), with: convertible, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume,
+            fileManager: fileManager)
+    }
+
+    // MARK: Data stream requests
+
+    /// Creates a `DataStreamRequest` from the passed components, `Encodable` parameters, and `RequestInterceptor`.
+    ///
+    /// - Parameters:
+    ///   - convertible:                      `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - method:                           `HTTPMethod` for the `URLRequest`. `.get` by default.
+    ///   - parameters:                       `Encodable` value to be encoded into the `URLRequest`. `nil` by default.
+    ///   - encoder:                          `ParameterEncoder` to be used to encode the `parameters` value into the
+    ///                                       `URLRequest`. `URLEncodedFormParameterEncoder.default` by default.
+    ///   - headers:                          `HTTPHeaders` value to be added to the `URLRequest`. `nil` by default.
+    ///   - automaticallyCancelOnStreamError: `Bool` indicating whether the instance should be canceled when an `Error`
+    ///                                       is thrown while serializing stream `Data`. `false` by default.
+    ///   - interceptor:                      `RequestInterceptor` value to be used by the returned `DataRequest`. `nil`
+    ///                                       by default.
+    ///   - shouldAutomaticallyResume:        Whether the request should resume after the first stream handler is
+    ///                                       added. `nil` by default: the session's `startRequestsImmediately`.
+    ///   - requestModifier:                  `RequestModifier` which will be applied to the `URLRequest` created from
+    ///                                       the provided parameters. `nil` by default.
+    /// - Returns:                            The created `DataStreamRequest`.
+    open func streamRequest<Parameters: Encodable & Sendable>(
+        _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
+        encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default, headers: HTTPHeaders? = nil,
+        automaticallyCancelOnStreamError: Bool = false, interceptor: (any RequestInterceptor)? = nil,
+        shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
+    ) -> DataStreamRequest {
+        let convertible = RequestEncodableConvertible(
+            url: convertible, method: method, parameters: parameters, encoder: encoder, headers: headers, requestModifier: requestModifier)
+        return streamRequest(
+            convertible, automaticallyCancelOnStreamError: automaticallyCancelOnStreamError, interceptor: interceptor,
+            shouldAutomaticallyResume: shouldAutomaticallyResume)
+    }
+
+    /// Creates a `DataStreamRequest` from the passed components and `RequestInterceptor`.
+    ///
+    /// - Parameters:
+    ///   - convertible:                      `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - method:                           `HTTPMethod` for the `URLRequest`. `.get` by default.
+    ///   - headers:                          `HTTPHeaders` value to be added to the `URLRequest`. `nil` by default.
+    ///   - automaticallyCancelOnStreamError: `Bool` indicating whether the instance should be canceled when an `Error`
+    ///                                       is thrown while serializing stream `Data`. `false` by default.
+    ///   - interceptor:                      `RequestInterceptor` value to be used by the returned `DataRequest`. `nil`
+    ///                                       by default.
+    ///   - shouldAutomaticallyResume:        Whether the request should resume after the first stream handler is
+    ///                                       added. `nil` by default: the session's `startRequestsImmediately`.
+    ///   - requestModifier:                  `RequestModifier` which will be applied to the `URLRequest` created from
+    ///                                       the provided parameters. `nil` by default.
+    /// - Returns:                            The created `DataStreamRequest`.
+    open func streamRequest(
+        _ convertible: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
+        automaticallyCancelOnStreamError: Bool = false, interceptor: (any RequestInterceptor)? = nil,
+        shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
+    ) -> DataStreamRequest {
+        let convertible = RequestEncodableConvertible<Empty>(
+            url: convertible, method: method, parameters: nil, encoder: URLEncodedFormParameterEncoder.default, headers: headers,
+            requestModifier: requestModifier)
+        return streamRequest(
+            convertible, automaticallyCancelOnStreamError: automaticallyCancelOnStreamError, interceptor: interceptor,
+            shouldAutomaticallyResume: shouldAutomaticallyResume)
+    }
+
+    /// Creates a `DataStreamRequest` from the passed `URLRequestConvertible` value and `RequestInterceptor`.
+    ///
+    /// - Parameters:
+    ///   - convertible:                      `URLRequestConvertible` value to be used to create the `URLRequest`.
+    ///   - automaticallyCancelOnStreamError: `Bool` indicating whether the instance should be canceled when an `Error`
+    ///                                       is thrown while serializing stream `Data`. `false` by default.
+    ///   - interceptor:                      `RequestInterceptor` value to be used by the returned `DataRequest`. `nil`
+    ///                                       by default.
+    ///   - shouldAutomaticallyResume:        Whether the request should resume after the first stream handler is
+    ///                                       added. `nil` by default: the session's `startRequestsImmediately`.
+    /// - Returns:                            The created `DataStreamRequest`.
+    open func streamRequest(
+        _ convertible: any URLRequestConvertible, automaticallyCancelOnStreamError: Bool = false,
+        interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil
+    ) -> DataStreamRequest {
+        prepare(
+            DataStreamRequest(
+                convertible: convertible, automaticallyCancelOnStreamError: automaticallyCancelOnStreamError, underlyingQueue: rootQueue,
+                serializationQueue: serializationQueue, eventMonitor: eventMonitor, interceptor: interceptor,
+                shouldAutomaticallyResume: shouldAutomaticallyResume, session: self))
+    }
+
+    // MARK: Multipart uploads
+
+    /// Creates an `UploadRequest` for the multipart form data built by a closure, using a `URLRequest` from the
+    /// provided components and `RequestInterceptor`.
+    ///
+    /// A form whose parts' contents add up to less than `encodingMemoryThreshold` bytes is encoded in memory and
+    /// sent at once; a larger one is written to a temporary file, streamed from disk (memory stays flat whatever
+    /// its size) and the file removed once the request is done.
+    ///
+    /// - Parameters:
+    ///   - multipartFormData:       `MultipartFormData` building closure.
+    ///   - url:                     `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - encodingMemoryThreshold: Byte threshold used to determine whether the form data is encoded into memory or
+    ///                              onto disk before being uploaded. `MultipartFormData.encodingMemoryThreshold` by
+    ///                              default.
+    ///   - method:                  `HTTPMethod` for the `URLRequest`. `.post` by default.
+    ///   - headers:                 `HTTPHeaders` value to be added to the `URLRequest`. `nil` by default.
+    ///   - interceptor:             `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by default.
+    ///   - fileManager:             `FileManager` to be used if the form data exceeds the memory threshold and is
+    ///                              written to disk before being uploaded. `.default` instance by default.
+    ///   - requestModifier:         `RequestModifier` which will be applied to the `URLRequest` created from the
+    ///                              provided parameters. `nil` by default.
+    /// - Returns:                   The created `UploadRequest`.
+    open func upload(
+        multipartFormData: @escaping (MultipartFormData) -> Void, to url: any URLConvertible,
+        usingThreshold encodingMemoryThreshold: UInt64 = MultipartFormData.encodingMemoryThreshold, method: HTTPMethod = .post,
+        headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil, fileManager: FileManager = .default,
+        requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        let formData = MultipartFormData(fileManager: fileManager)
+        multipartFormData(formData)
+        return upload(
+            multipartFormData: formData, with: uploadRequest(to: url, method: method, headers: headers, requestModifier: requestModifier),
+            usingThreshold: encodingMemoryThreshold, interceptor: interceptor, fileManager: fileManager)
+    }
+
+    /// Creates an `UploadRequest` using a `MultipartFormData` building closure, the provided `URLRequestConvertible`
+    /// value, and a `RequestInterceptor`.
+    ///
+    /// - Parameters:
+    ///   - multipartFormData:       `MultipartFormData` building closure.
+    ///   - request:                 `URLRequestConvertible` value to be used to create the `URLRequest`.
+    ///   - encodingMemoryThreshold: Byte threshold used to determine whether the form data is encoded into memory or
+    ///                              onto disk before being uploaded. `MultipartFormData.encodingMemoryThreshold` by
+    ///                              default.
+    ///   - interceptor:             `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by default.
+    ///   - fileManager:             `FileManager` to be used if the form data exceeds the memory threshold and is
+    ///                              written to disk before being uploaded. `.default` instance by default.
+    /// - Returns:                   The created `UploadRequest`.
+    open func upload(
+        multipartFormData: @escaping (MultipartFormData) -> Void, with request: any URLRequestConvertible,
+        usingThreshold encodingMemoryThreshold: UInt64 = MultipartFormData.encodingMemoryThreshold,
+        interceptor: (any RequestInterceptor)? = nil, fileManager: FileManager = .default
+    ) -> UploadRequest {
+        let formData = MultipartFormData(fileManager: fileManager)
+        multipartFormData(formData)
+        return upload(
+            multipartFormData: formData, with: request, usingThreshold: encodingMemoryThreshold, interceptor: interceptor,
+            fileManager: fileManager)
+    }
+
+    /// Creates an `UploadRequest` for the prebuilt `MultipartFormData` value using the provided `URLRequest`
+    /// components and `RequestInterceptor`.
+    ///
+    /// - Parameters:
+    ///   - multipartFormData:         `MultipartFormData` instance to upload.
+    ///   - url:                       `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - encodingMemoryThreshold:   Byte threshold used to determine whether the form data is encoded into memory
+    ///                                or onto disk before being uploaded. `MultipartFormData.encodingMemoryThreshold`
+    ///                                by default.
+    ///   - method:                    `HTTPMethod` for the `URLRequest`. `.post` by default.
+    ///   - headers:                   `HTTPHeaders` value to be added to the `URLRequest`. `nil` by default.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by
+    ///                                default.
+    ///   - shouldAutomaticallyResume: Whether the request should resume after the first response handler is added.
+    ///                                `nil` by default: the session's `startRequestsImmediately`.
+    ///   - fileManager:               `FileManager` to be used if the form data exceeds the memory threshold and is
+    ///                                written to disk before being uploaded. `.default` instance by default.
+    ///   - requestModifier:           `RequestModifier` which will be applied to the `URLRequest` created from the
+    ///                                provided parameters. `nil` by default.
+    /// - Returns:                     The created `UploadRequest`.
+    open func upload(
+        multipartFormData: MultipartFormData, to url: any URLConvertible,
+        usingThreshold encodingMemoryThreshold: UInt64 = MultipartFormData.encodingMemoryThreshold, method: HTTPMethod = .post,
+        headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil,
+        fileManager: FileManager = .default, requestModifier: RequestModifier? = nil
+    ) -> UploadRequest {
+        let upload = MultipartUpload(
+            encodingMemoryThreshold: encodingMemoryThreshold,
+            request: uploadRequest(to: url, method: method, headers: headers, requestModifier: requestModifier),
+            multipartFormData: multipartFormData, fileManager: fileManager)
+        return self.upload(upload, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, fileManager: fileManager)
+    }
+
+    /// Creates an `UploadRequest` for the prebuilt `MultipartFormData` value using the providing `URLRequestConvertible`
+    /// value and `RequestInterceptor`.
+    ///
+    /// - Parameters:
+    ///   - multipartFormData:         `MultipartFormData` instance to upload.
+    ///   - request:                   `URLRequestConvertible` value to be used to create the `URLRequest`.
+    ///   - encodingMemoryThreshold:   Byte threshold used to determine whether the form data is encoded into memory
+    ///                                or onto disk before being uploaded. `MultipartFormData.encodingMemoryThreshold`
+    ///                                by default.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the returned `DataRequest`. `nil` by
+    ///                                default.
+    ///   - shouldAutomaticallyResume: Whether the request should resume after the first response handler is added.
+    ///                                `nil` by default: the session's `startRequestsImmediately`.
+    ///   - fileManager:               `FileManager` instance to be used by the returned `UploadRequest`. `.default`
+    ///                                instance by default.
+    /// - Returns:                     The created `UploadRequest`.
+    open func upload(
+        multipartFormData: MultipartFormData, with request: any URLRequestConvertible,
+        usingThreshold encodingMemoryThreshold: UInt64 = MultipartFormData.encodingMemoryThreshold,
+        interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, fileManager: FileManager = .default
+    ) -> UploadRequest {
+        let upload = MultipartUpload(
+            encodingMemoryThreshold: encodingMemoryThreshold, request: request, multipartFormData: multipartFormData,
+            fileManager: fileManager)
+        return self.upload(upload, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, fileManager: fileManager)
     }
 }
 
