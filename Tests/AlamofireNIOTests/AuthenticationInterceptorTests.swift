@@ -146,6 +146,22 @@ import FoundationNetworking
         }
     }
 
+    /// Alamofire 5.12: after a failed refresh, a new request starts over, so its 401 refreshes again.
+    @Test func aNewRequestAfterAFailedRefreshMayRefreshAgain() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let authenticator = TokenAuthenticator { count in count == 1 ? .failure(RefreshFailed()) : .success(Token(value: "fresh-\(count)")) }
+            let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: ""))
+            let failed = await Self.concurrentRequests(1, to: server, interceptor: interceptor)[0]
+            guard case .requestRetryFailed(let error, _)? = failed.error, error is RefreshFailed else {
+                Issue.record("\(String(describing: failed.error))")
+                return
+            }
+            let later = await Self.concurrentRequests(1, to: server, interceptor: interceptor)[0]
+            #expect(later.value?.token == "fresh-2")
+            #expect(authenticator.refreshes == 2)
+        }
+    }
+
     @Test func refreshingMoreOftenThanTheWindowAllowsFails() async throws {
         try await HTTPBinServer.withServer { server async throws in
             // Every refresh gives a credential that has already expired.
@@ -217,6 +233,14 @@ import FoundationNetworking
             Issue.record("a failed refresh fails later rejections at once")
             return
         }
+        // A request adapted after the failure starts over: its rejection may refresh again.
+        guard case .apply = state.adapt(Self.waiter(), now: 0),
+            case .refresh = state.retry({ _ in }, credential: Token(value: "a"), version: 0, now: 0)
+        else {
+            Issue.record("a new request after a failed refresh may refresh again")
+            return
+        }
+        _ = state.refreshEnded(.failure(RefreshFailed()))
         state.setCredential(Token(value: "b"))
         guard case .refresh = state.retry({ _ in }, credential: Token(value: "b"), version: 1, now: 0) else {
             Issue.record("a new credential may be refreshed again")

@@ -196,7 +196,8 @@ struct AuthenticationState<AuthenticatorType: Authenticator>: Sendable {
     enum Refresh: Sendable {
         case idle
         case refreshing
-        /// The refresh of this credential version failed: requests rejected with it fail at once.
+        /// The refresh of this credential version failed: requests rejected with it fail at once,
+        /// until the credential changes or a new request is adapted.
         case failed(any Error)
     }
 
@@ -241,6 +242,9 @@ struct AuthenticationState<AuthenticatorType: Authenticator>: Sendable {
     }
 
     mutating func adapt(_ waiter: AdaptWaiter, now: TimeInterval) -> AdaptStep {
+        // A new request after a failed refresh starts over (Alamofire 5.12): if the server rejects
+        // it, its 401 may start a new refresh instead of failing with the old refresh's error.
+        if case .failed = refresh { refresh = .idle }
         // Requests wait only for a refresh started because the credential expired; one started by a
         // rejected request lets others go with the current credential (they are retried if rejected).
         if isRefreshing, !waiters.adapting.isEmpty {
