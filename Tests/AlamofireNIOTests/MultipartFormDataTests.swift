@@ -137,6 +137,22 @@ import Testing
         #expect(mismatch.bytesRead == 5)
     }
 
+    /// A stream part is read once: encoding the form again finds it used up, and fails as Alamofire's
+    /// encoder does, with the length it read (none), not a stream error.
+    @Test func encodingAStreamPartTwiceFailsWithTheLengthRead() throws {
+        let form = MultipartFormData(boundary: "B")
+        form.append(InputStream(data: Data("hello".utf8)), withLength: 5, headers: [.contentDisposition("form-data; name=\"x\"")])
+        #expect(try form.encode().count > 5)
+        let reason = try #require(multipartFailure { _ = try form.encode() })
+        guard case .inputStreamReadFailed(let error) = reason else {
+            Issue.record("unexpected reason \(reason)")
+            return
+        }
+        let mismatch = try #require(error as? AFError.UnexpectedInputStreamLength)
+        #expect(mismatch.bytesExpected == 5)
+        #expect(mismatch.bytesRead == 0)
+    }
+
     // MARK: - Files
 
     @Test func filePartTakesItsFileNameAndMIMETypeFromTheURL() throws {

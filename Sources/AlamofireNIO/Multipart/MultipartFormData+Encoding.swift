@@ -151,11 +151,12 @@ extension MultipartFormData {
         while remaining > 0 {
             let wanted = Int(min(UInt64(streamBufferSize), remaining))
             let count = stream.read(&buffer, maxLength: wanted)
-            // Only a failed read is asked for its error: FoundationNetworking's `streamError` traps on a
-            // stream that has none.
-            if count < 0 {
-                let error = stream.streamStatus == .error ? stream.streamError : nil
-                throw AFError.multipartEncodingFailed(reason: .inputStreamReadFailed(error: error ?? CocoaError(.fileReadUnknown)))
+            // Only a failed stream is asked for its error (FoundationNetworking's `streamError` traps on a
+            // stream that has none), and its error is what the encoding fails with, as in Alamofire. A read
+            // refused without one (a stream already read and closed, when a form is encoded twice) ends the
+            // content: the length check then reports an `UnexpectedInputStreamLength`, as Alamofire does.
+            if count < 0, stream.streamStatus == .error, let error = stream.streamError {
+                throw AFError.multipartEncodingFailed(reason: .inputStreamReadFailed(error: error))
             }
             guard count > 0 else { break }
             try buffer.withUnsafeBufferPointer { try handleChunk(UnsafeBufferPointer(rebasing: $0[..<count])) }
