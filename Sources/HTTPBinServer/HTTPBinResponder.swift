@@ -51,6 +51,7 @@ struct HTTPBinResponder: HTTPResponder {
         case "redirect-to": return try Redirects.redirectTo(ex)
         case "basic-auth": return try Authentication.basic(ex, rest, hidden: false)
         case "hidden-basic-auth": return try Authentication.basic(ex, rest, hidden: true)
+        case "realmless-basic-auth": return try Authentication.basic(ex, rest, hidden: false, realm: nil)
         case "bearer": return try Authentication.bearer(ex)
         case "digest-auth": return try await Authentication.digest(ex, rest)
         case "bytes": return try Streams.bytes(ex, rest)

@@ -149,7 +149,9 @@ import FoundationNetworking
     /// Alamofire 5.12: after a failed refresh, a new request starts over, so its 401 refreshes again.
     @Test func aNewRequestAfterAFailedRefreshMayRefreshAgain() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let authenticator = TokenAuthenticator { count in count == 1 ? .failure(RefreshFailed()) : .success(Token(value: "fresh-\(count)")) }
+            let authenticator = TokenAuthenticator { count in
+                count == 1 ? .failure(RefreshFailed()) : .success(Token(value: "fresh-\(count)"))
+            }
             let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: ""))
             let failed = await Self.concurrentRequests(1, to: server, interceptor: interceptor)[0]
             guard case .requestRetryFailed(let error, _)? = failed.error, error is RefreshFailed else {

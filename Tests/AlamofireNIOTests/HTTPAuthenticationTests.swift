@@ -120,6 +120,28 @@ import FoundationNetworking
         }
     }
 
+    /// A `Basic` challenge without a realm finds the credential stored for the host's protection space
+    /// without a realm, as URLSession on Apple platforms does.
+    @Test func aRealmlessChallengeFindsTheHostsStoredCredential() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            for method in [NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodDefault] {
+                let storage = try #require(session.sessionConfiguration.urlCredentialStorage)
+                for (space, _) in storage.allCredentials { storage.remove(storage.allCredentials[space]!.values.first!, for: space) }
+                let space = URLProtectionSpace(
+                    host: "127.0.0.1", port: server.port, protocol: "http", realm: nil, authenticationMethod: method)
+                storage.set(URLCredential(user: "user", password: "passwd", persistence: .forSession), for: space)
+                let response = try await withTimeout {
+                    await session.request(server.url("/realmless-basic-auth/user/passwd")).validate().serializingDecodable(
+                        Authenticated.self
+                    )
+                    .response
+                }
+                #expect(response.value?.authenticated == true, "\(method)")
+            }
+        }
+    }
+
     /// A `.forSession` credential that worked is kept for the session's later requests; a `.none`
     /// one is not.
     @Test func anAcceptedCredentialIsKeptAsItsPersistenceSays() async throws {

@@ -99,13 +99,13 @@ package struct AuthenticationPolicy: @unchecked Sendable {
     }
 
     /// Whether two protection spaces are the same: host (any case), port, protocol, realm and
-    /// method, with the default method counting as Basic, as on Apple platforms.
+    /// method, with the default method counting as Basic and an empty realm as none, as on Apple platforms.
     static func matches(_ first: URLProtectionSpace, _ second: URLProtectionSpace) -> Bool {
         func method(_ space: URLProtectionSpace) -> String {
             space.authenticationMethod == NSURLAuthenticationMethodDefault ? NSURLAuthenticationMethodHTTPBasic : space.authenticationMethod
         }
         return first.host.lowercased() == second.host.lowercased() && first.port == second.port
-            && first.protocol?.lowercased() == second.protocol?.lowercased() && first.realm == second.realm
+            && first.protocol?.lowercased() == second.protocol?.lowercased() && (first.realm ?? "") == (second.realm ?? "")
             && method(first) == method(second)
     }
 }

@@ -5,7 +5,8 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// `/basic-auth/:user/:passwd`, `/hidden-basic-auth/:user/:passwd`, `/bearer` and
+/// `/basic-auth/:user/:passwd`, `/hidden-basic-auth/:user/:passwd`, `/realmless-basic-auth/:user/:passwd`
+/// (its own: a `Basic` challenge without a realm), `/bearer` and
 /// `/digest-auth/:qop/:user/:passwd[/:algorithm[/stale]]` (RFC 7616: MD5, SHA-256, SHA-512-256,
 /// their `-sess` forms, and SHA-512). With `/stale`, the nonce of the first challenge is refused
 /// as stale (`stale=TRUE` with a new nonce) even with the right credentials; the new one is accepted.
@@ -13,7 +14,7 @@ enum Authentication {
     /// The realm httpbin.org names in its digest challenges.
     static let digestRealm = "me@kennethreitz.com"
 
-    static func basic(_ ex: Exchange, _ rest: [String], hidden: Bool) throws -> Response {
+    static func basic(_ ex: Exchange, _ rest: [String], hidden: Bool, realm: String? = "Fake Realm") throws -> Response {
         try ex.require(.get)
         guard rest.count == 2 else { throw HTTPBinError(.notFound) }
         let expected = "Basic " + Data("\(rest[0]):\(rest[1])".utf8).base64EncodedString()
@@ -21,7 +22,7 @@ enum Authentication {
             return try ex.json(["authenticated": true, "user": rest[0]])
         }
         if hidden { throw HTTPBinError(.notFound) }
-        throw HTTPBinError(.unauthorized, headers: [.wwwAuthenticate: "Basic realm=\"Fake Realm\""])
+        throw HTTPBinError(.unauthorized, headers: [.wwwAuthenticate: realm.map { "Basic realm=\"\($0)\"" } ?? "Basic"])
     }
 
     static func bearer(_ ex: Exchange) throws -> Response {
