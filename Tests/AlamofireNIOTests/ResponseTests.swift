@@ -68,6 +68,33 @@ import FoundationNetworking
         #expect(AFError.invalidURL(url: "x y").urlConvertible as? String == "x y")
     }
 
+    /// Alamofire's texts, and its printing of the failure reasons (their case, not a sentence).
+    @Test func descriptionsAreAlamofires() {
+        #expect(AFError.explicitlyCancelled.errorDescription == "Request explicitly cancelled.")
+        #expect(AFError.explicitlyCancelled.localizedDescription == "Request explicitly cancelled.")
+        #expect(
+            AFError.responseValidationFailed(reason: .unacceptableStatusCode(code: 404)).errorDescription
+                == "Response status code was unacceptable: 404.")
+        #expect(
+            AFError.responseSerializationFailed(reason: .inputDataNilOrZeroLength).errorDescription
+                == "Response could not be serialized, input data was nil or zero length.")
+        #expect(
+            AFError.serverTrustEvaluationFailed(reason: .noRequiredEvaluator(host: "example.com")).errorDescription
+                == "Server trust evaluation failed due to reason: A ServerTrustEvaluating value is required for host example.com but none was found."
+        )
+        #expect(
+            AFError.serverTrustEvaluationFailed(reason: .revocationPolicyCreationFailed).errorDescription
+                == "Server trust evaluation failed due to reason: Attempting to create a revocation policy failed.")
+        #expect(
+            AFError.responseValidationFailed(
+                reason: .unacceptableContentType(acceptableContentTypes: ["a/b", "c/d"], responseContentType: "e/f")
+            )
+            .errorDescription == "Response Content-Type \"e/f\" does not match any acceptable types: a/b,c/d.")
+        #expect("\(AFError.ResponseSerializationFailureReason.inputFileNil)" == "inputFileNil")
+        #expect("\(AFError.ResponseValidationFailureReason.unacceptableStatusCode(code: 500))" == "unacceptableStatusCode(code: 500)")
+        #expect("\(AFError.ParameterEncodingFailureReason.missingURL)" == "missingURL")
+    }
+
     @Test func everyCaseDescribesItself() {
         let underlying = URLError(.timedOut)
         let errors: [AFError] = [

@@ -1,141 +1,148 @@
 public import Foundation
 
+// The texts are Alamofire's, word for word, so that logs and tests that print errors read the same.
+// The failure reasons are not `CustomStringConvertible`: interpolating one prints its case, as in Alamofire.
+
 extension AFError: LocalizedError {
     public var errorDescription: String? {
         switch self {
         case .explicitlyCancelled:
-            "The request was explicitly cancelled."
+            "Request explicitly cancelled."
         case .invalidURL(let url):
-            "The URL is not valid: \(url)."
+            "URL is not valid: \(url)"
         case .parameterEncodingFailed(let reason):
-            reason.description
+            reason.localizedDescription
         case .parameterEncoderFailed(let reason):
-            reason.description
+            reason.localizedDescription
         case .multipartEncodingFailed(let reason):
-            reason.description
+            reason.localizedDescription
         case .requestAdaptationFailed(let error):
-            "The request could not be adapted: \(error.localizedDescription)"
+            "Request adaption failed with error: \(error.localizedDescription)"
         case .responseValidationFailed(let reason):
-            reason.description
+            reason.localizedDescription
         case .responseSerializationFailed(let reason):
-            reason.description
+            reason.localizedDescription
         case .requestRetryFailed(let retryError, let originalError):
-            "The retrier failed with \(retryError.localizedDescription) while retrying after \(originalError.localizedDescription)"
-        case .createUploadableFailed(let error):
-            "The upload body could not be created: \(error.localizedDescription)"
-        case .createURLRequestFailed(let error):
-            "The URLRequest could not be created: \(error.localizedDescription)"
-        case .downloadedFileMoveFailed(let error, let source, let destination):
-            "The downloaded file could not be moved from \(source.path) to \(destination.path): \(error.localizedDescription)"
+            "Request retry failed with retry error: \(retryError.localizedDescription), "
+                + "original error: \(originalError.localizedDescription)"
         case .sessionDeinitialized:
-            "The Session was deinitialized before the request finished; keep a reference to the Session for as long as it is used."
+            "Session was invalidated without error, so it was likely deinitialized unexpectedly. "
+                + "Be sure to retain a reference to your Session for the duration of your requests."
         case .sessionInvalidated(let error):
-            "The Session was invalidated\(error.map { ": \($0.localizedDescription)" } ?? ".")"
+            "Session was invalidated with error: \(error?.localizedDescription ?? "No description.")"
         case .serverTrustEvaluationFailed(let reason):
-            "The server is not trusted: \(reason.description)"
+            "Server trust evaluation failed due to reason: \(reason.localizedDescription)"
         case .urlRequestValidationFailed(let reason):
-            reason.description
+            "URLRequest validation failed due to reason: \(reason.localizedDescription)"
+        case .createUploadableFailed(let error):
+            "Uploadable creation failed with error: \(error.localizedDescription)"
+        case .createURLRequestFailed(let error):
+            "URLRequest creation failed with error: \(error.localizedDescription)"
+        case .downloadedFileMoveFailed(let error, let source, let destination):
+            "Moving downloaded file from: \(source) to: \(destination) failed with error: \(error.localizedDescription)"
         case .sessionTaskFailed(let error):
-            "The request failed: \(error.localizedDescription)"
+            "URLSessionTask failed with error: \(error.localizedDescription)"
         }
     }
 }
 
-extension AFError.ParameterEncodingFailureReason: CustomStringConvertible {
-    public var description: String {
+extension AFError.ParameterEncodingFailureReason {
+    var localizedDescription: String {
         switch self {
-        case .missingURL: "The request to encode parameters into has no URL."
-        case .jsonEncodingFailed(let error): "The parameters could not be encoded as JSON: \(error.localizedDescription)"
-        case .customEncodingFailed(let error): "A custom parameter encoding failed: \(error.localizedDescription)"
+        case .missingURL: "URL request to encode was missing a URL"
+        case .jsonEncodingFailed(let error): "JSON could not be encoded because of error:\n\(error.localizedDescription)"
+        case .customEncodingFailed(let error): "Custom parameter encoder failed with error: \(error.localizedDescription)"
         }
     }
 }
 
-extension AFError.ParameterEncoderFailureReason: CustomStringConvertible {
-    public var description: String {
+extension AFError.ParameterEncoderFailureReason {
+    var localizedDescription: String {
         switch self {
-        case .missingRequiredComponent(.url): "The request to encode parameters into has no URL."
-        case .missingRequiredComponent(.httpMethod(let method)):
-            "The request to encode parameters into has no usable HTTP method: \(method)."
-        case .encoderFailed(let error): "The parameters could not be encoded: \(error.localizedDescription)"
+        case .missingRequiredComponent(let component): "Encoding failed due to a missing request component: \(component)"
+        case .encoderFailed(let error): "The underlying encoder failed with the error: \(error)"
         }
     }
 }
 
-extension AFError.MultipartEncodingFailureReason: CustomStringConvertible {
-    public var description: String {
+extension AFError.MultipartEncodingFailureReason {
+    var localizedDescription: String {
         switch self {
-        case .bodyPartURLInvalid(let url): "The body part URL is not a file URL: \(url)."
-        case .bodyPartFilenameInvalid(let url): "No file name could be taken from the body part URL: \(url)."
-        case .bodyPartFileNotReachable(let url): "The body part file cannot be reached: \(url)."
+        case .bodyPartURLInvalid(let url): "The URL provided is not a file URL: \(url)"
+        case .bodyPartFilenameInvalid(let url): "The URL provided does not have a valid filename: \(url)"
+        case .bodyPartFileNotReachable(let url): "The URL provided is not reachable: \(url)"
         case .bodyPartFileNotReachableWithError(let url, let error):
-            "The body part file cannot be reached: \(url): \(error.localizedDescription)"
-        case .bodyPartFileIsDirectory(let url): "The body part URL is a directory: \(url)."
-        case .bodyPartFileSizeNotAvailable(let url): "The size of the body part file is not available: \(url)."
+            "The system returned an error while checking the provided URL for reachability.\nURL: \(url)\nError: \(error)"
+        case .bodyPartFileIsDirectory(let url): "The URL provided is a directory: \(url)"
+        case .bodyPartFileSizeNotAvailable(let url): "Could not fetch the file size from the provided URL: \(url)"
         case .bodyPartFileSizeQueryFailedWithError(let url, let error):
-            "The size of the body part file could not be read: \(url): \(error.localizedDescription)"
-        case .bodyPartInputStreamCreationFailed(let url): "No input stream could be opened for the body part file: \(url)."
-        case .outputStreamCreationFailed(let url): "No output stream could be opened for: \(url)."
-        case .outputStreamFileAlreadyExists(let url): "A file already exists where the form was to be written: \(url)."
-        case .outputStreamURLInvalid(let url): "The output URL is not a file URL: \(url)."
-        case .outputStreamWriteFailed(let error): "Writing the form failed: \(error.localizedDescription)"
-        case .inputStreamReadFailed(let error): "Reading a body part failed: \(error.localizedDescription)"
+            "The system returned an error while attempting to fetch the file size from the provided URL.\nURL: \(url)\nError: \(error)"
+        case .bodyPartInputStreamCreationFailed(let url): "Failed to create an InputStream for the provided URL: \(url)"
+        case .outputStreamCreationFailed(let url): "Failed to create an OutputStream for URL: \(url)"
+        case .outputStreamFileAlreadyExists(let url): "A file already exists at the provided URL: \(url)"
+        case .outputStreamURLInvalid(let url): "The provided OutputStream URL is invalid: \(url)"
+        case .outputStreamWriteFailed(let error): "OutputStream write failed with error: \(error)"
+        case .inputStreamReadFailed(let error): "InputStream read failed with error: \(error)"
         }
     }
 }
 
-extension AFError.ResponseValidationFailureReason: CustomStringConvertible {
-    public var description: String {
+extension AFError.ResponseSerializationFailureReason {
+    var localizedDescription: String {
         switch self {
-        case .dataFileNil: "The downloaded file to validate does not exist."
-        case .dataFileReadFailed(let url): "The downloaded file to validate could not be read: \(url)."
+        case .inputDataNilOrZeroLength: "Response could not be serialized, input data was nil or zero length."
+        case .inputFileNil: "Response could not be serialized, input file was nil."
+        case .inputFileReadFailed(let url): "Response could not be serialized, input file could not be read: \(url)."
+        case .stringSerializationFailed(let encoding): "String could not be serialized with encoding: \(encoding)."
+        case .jsonSerializationFailed(let error): "JSON could not be serialized because of error:\n\(error.localizedDescription)"
+        case .invalidEmptyResponse(let type):
+            "Empty response could not be serialized to type: \(type). Use Empty as the expected type for such responses."
+        case .decodingFailed(let error): "Response could not be decoded because of error:\n\(error.localizedDescription)"
+        case .customSerializationFailed(let error): "Custom response serializer failed with error:\n\(error.localizedDescription)"
+        }
+    }
+}
+
+extension AFError.ResponseValidationFailureReason {
+    var localizedDescription: String {
+        switch self {
+        case .dataFileNil: "Response could not be validated, data file was nil."
+        case .dataFileReadFailed(let url): "Response could not be validated, data file could not be read: \(url)."
         case .missingContentType(let types):
-            "The response has no Content-Type, but one of these was required: \(types.joined(separator: ", "))."
-        case .unacceptableContentType(let types, let type):
-            "The response's Content-Type \(type) is not one of: \(types.joined(separator: ", "))."
-        case .unacceptableStatusCode(let code): "The response's status code was unacceptable: \(code)."
-        case .customValidationFailed(let error): "Custom validation failed: \(error.localizedDescription)"
+            "Response Content-Type was missing and acceptable content types (\(types.joined(separator: ","))) do not match \"*/*\"."
+        case .unacceptableContentType(let acceptableTypes, let responseType):
+            "Response Content-Type \"\(responseType)\" does not match any acceptable types: \(acceptableTypes.joined(separator: ","))."
+        case .unacceptableStatusCode(let code): "Response status code was unacceptable: \(code)."
+        case .customValidationFailed(let error): "Custom response validation failed with error: \(error.localizedDescription)"
         }
     }
 }
 
-extension AFError.ResponseSerializationFailureReason: CustomStringConvertible {
-    public var description: String {
+extension AFError.ServerTrustFailureReason {
+    var localizedDescription: String {
         switch self {
-        case .inputDataNilOrZeroLength: "The response had no data to serialize."
-        case .inputFileNil: "The download had no file to serialize."
-        case .inputFileReadFailed(let url): "The downloaded file could not be read: \(url)."
-        case .stringSerializationFailed(let encoding): "The response could not be decoded as a string with \(encoding)."
-        case .jsonSerializationFailed(let error): "The response is not valid JSON: \(error.localizedDescription)"
-        case .decodingFailed(let error): "The response could not be decoded: \(error.localizedDescription)"
-        case .customSerializationFailed(let error): "A custom serializer failed: \(error.localizedDescription)"
-        case .invalidEmptyResponse(let type): "The response was empty, but \(type) cannot be made from an empty response."
-        }
-    }
-}
-
-extension AFError.ServerTrustFailureReason: CustomStringConvertible {
-    public var description: String {
-        switch self {
-        case .noRequiredEvaluator(let host): "No trust evaluator was configured for the host \(host)."
+        case .noRequiredEvaluator(let host): "A ServerTrustEvaluating value is required for host \(host) but none was found."
         case .noCertificatesFound: "No certificates were found or provided for evaluation."
         case .noPublicKeysFound: "No public keys were found or provided for evaluation."
-        case .trustEvaluationFailed(let error): "Trust evaluation failed\(error.map { ": \($0.localizedDescription)" } ?? ".")"
-        case .defaultEvaluationFailed(let output): "Default evaluation failed for \(output.host): \(output.error.localizedDescription)"
-        case .hostValidationFailed(let output): "The certificate is not valid for \(output.host): \(output.error.localizedDescription)"
-        case .revocationCheckFailed(let output, _):
-            "The revocation check failed for \(output.host): \(output.error.localizedDescription)"
-        case .certificatePinningFailed(let host, _, _, _): "No pinned certificate matched the server's for \(host)."
-        case .publicKeyPinningFailed(let host, _, _, _): "No pinned public key matched the server's for \(host)."
-        case .customEvaluationFailed(let error): "Custom trust evaluation failed: \(error.localizedDescription)"
+        case .policyApplicationFailed: "Attempting to set a SecPolicy failed."
+        case .settingAnchorCertificatesFailed: "Attempting to set the provided certificates as anchor certificates failed."
+        case .revocationPolicyCreationFailed: "Attempting to create a revocation policy failed."
+        case .trustEvaluationFailed(let error): "SecTrust evaluation failed with error: \(error?.localizedDescription ?? "None")"
+        case .defaultEvaluationFailed(let output): "Default evaluation failed for host \(output.host)."
+        case .hostValidationFailed(let output): "Host validation failed for host \(output.host)."
+        case .revocationCheckFailed(let output, _): "Revocation check failed for host \(output.host)."
+        case .certificatePinningFailed(let host, _, _, _): "Certificate pinning failed for host \(host)."
+        case .publicKeyPinningFailed(let host, _, _, _): "Public key pinning failed for host \(host)."
+        case .customEvaluationFailed(let error): "Custom trust evaluation failed with error: \(error.localizedDescription)"
         }
     }
 }
 
-extension AFError.URLRequestValidationFailureReason: CustomStringConvertible {
-    public var description: String {
+extension AFError.URLRequestValidationFailureReason {
+    var localizedDescription: String {
         switch self {
-        case .bodyDataInGETRequest(let data): "A GET request cannot carry a body (\(data.count) bytes were given)."
+        case .bodyDataInGETRequest(let data):
+            "Invalid URLRequest: Requests with GET method cannot have body data:\n\(String(decoding: data, as: UTF8.self))"
         }
     }
 }

@@ -98,6 +98,13 @@ public enum AFError: Error, @unchecked Sendable {
         case noCertificatesFound
         /// No public keys were found with which to perform the trust evaluation.
         case noPublicKeysFound
+        /// During evaluation, application of the associated `SecPolicy` failed. (Alamofire's; AlamofireNIO's
+        /// evaluation, which applies policies as values, never fails this way.)
+        case policyApplicationFailed(trust: SecTrust, policy: SecPolicy, status: OSStatus)
+        /// During evaluation, setting the associated anchor certificates failed. (Alamofire's; never produced here.)
+        case settingAnchorCertificatesFailed(status: OSStatus, certificates: [SecCertificate])
+        /// During evaluation, creation of the revocation policy failed. (Alamofire's; never produced here.)
+        case revocationPolicyCreationFailed
         /// `SecTrust` evaluation failed with the associated error.
         case trustEvaluationFailed(error: (any Error)?)
         /// Default evaluation failed with the associated `Output`.

@@ -35,7 +35,10 @@ public struct DeflateRequestCompressor: Sendable, RequestInterceptor {
 
     /// `Error` produced when the outgoing `URLRequest` already has a `Content-Encoding` header, when the instance has
     /// been configured to produce an error.
-    public struct DuplicateHeaderError: Error {}
+    public struct DuplicateHeaderError: Error {
+        /// Creates the error.
+        public init() {}
+    }
 
     /// Behavior to use when the outgoing `URLRequest` already has a `Content-Encoding` header.
     public let duplicateHeaderBehavior: DuplicateHeaderBehavior

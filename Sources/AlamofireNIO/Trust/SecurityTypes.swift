@@ -192,3 +192,6 @@ public func SecCertificateCopyData(_ certificate: SecCertificate) -> CFData {
 public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? {
     certificate.publicKey
 }
+
+/// Security's result code type (`Int32`, as on Apple platforms), for the trust failure reasons that carry one.
+public typealias OSStatus = Int32
