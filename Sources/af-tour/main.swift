@@ -441,7 +441,8 @@ section("Proxies")
 let proxy = try await ProxyServer.start()
 let proxied = URLSessionConfiguration.af.default
 proxied.connectionProxyDictionary = ["HTTPEnable": true, "HTTPProxy": "127.0.0.1", "HTTPPort": proxy.port]
-let throughProxy = await Session(configuration: proxied).request("\(base)/get").validate().serializingData().response
+let proxiedSession = Session(configuration: proxied)
+let throughProxy = await proxiedSession.request("\(base)/get").validate().serializingData().response
 step(
     "connectionProxyDictionary",
     "\(summary(throughProxy.result)); isProxyConnection \(throughProxy.metrics?.transactionMetrics.last?.isProxyConnection ?? false), "

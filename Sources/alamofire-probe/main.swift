@@ -27,7 +27,10 @@ enum ProbeError: Error { case usage }
 /// `alamofire-probe get URL`: one GET through a default `Session`, whose proxies come from this
 /// process's environment; prints `status=<code or error> proxy=<true|false>`.
 func get(url: URL) async -> String {
-    let response = await Session(eventMonitors: []).request(url).serializingData().response
+    // Kept for the whole request: a released Session finishes its requests, as in Alamofire.
+    let session = Session(eventMonitors: [])
+    defer { withExtendedLifetime(session) {} }
+    let response = await session.request(url).serializingData().response
     let status = response.response.map { String($0.statusCode) } ?? "error"
     let viaProxy = response.metrics?.transactionMetrics.last?.isProxyConnection ?? false
     return "status=\(status) proxy=\(viaProxy)"
@@ -42,7 +45,9 @@ func stream(path: String) async throws -> String {
     let url = server.url(path)
     var bytes = 0
     var error = "none"
-    for await event in Session().streamRequest(url).streamTask().streamingData() {
+    let session = Session()
+    defer { withExtendedLifetime(session) {} }
+    for await event in session.streamRequest(url).streamTask().streamingData() {
         switch event.event {
         case .stream(.success(let chunk)):
             bytes += chunk.count

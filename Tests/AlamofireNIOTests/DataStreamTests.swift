@@ -44,8 +44,10 @@ import FoundationNetworking
     @Test func dataArrivesInOrderThenOneCompletion() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let url = server.url("/stream-bytes/300000?seed=7&chunk_size=10000")
-            let expected = try await Session().request(url).serializingData().value
-            let events = try await Self.events { handler in Session().streamRequest(url).responseStream(on: Self.queue, stream: handler) }
+            let expected = try await keepAlive(Session()).request(url).serializingData().value
+            let events = try await Self.events { handler in
+                keepAlive(Session()).streamRequest(url).responseStream(on: Self.queue, stream: handler)
+            }
             #expect(events.dropLast().allSatisfy { $0.completion == nil && $0.value != nil })
             #expect(Data(events.compactMap(\.value).joined()) == expected)
             let completion = try #require(events.last?.completion)
@@ -59,12 +61,13 @@ import FoundationNetworking
     @Test func stringsAndDecodables() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let strings = try await Self.events { handler in
-                Session().streamRequest(server.url("/stream/3")).responseStreamString(on: Self.queue, stream: handler)
+                keepAlive(Session()).streamRequest(server.url("/stream/3")).responseStreamString(on: Self.queue, stream: handler)
             }
             let lines = strings.compactMap(\.value).joined().split(separator: "\n")
             #expect(try lines.map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)).id } == [0, 1, 2])
             let decoded = try await Self.events { handler in
-                Session().streamRequest(server.url("/stream/1")).responseStreamDecodable(of: Line.self, on: Self.queue, stream: handler)
+                keepAlive(Session()).streamRequest(server.url("/stream/1")).responseStreamDecodable(
+                    of: Line.self, on: Self.queue, stream: handler)
             }
             #expect(decoded.compactMap(\.value) == [Line(id: 0, url: server.url("/stream/1").absoluteString)])
             #expect(decoded.last?.completion?.error == nil)
@@ -75,13 +78,13 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let url = server.url("/bytes/64?seed=1")
             let kept = try await Self.events { handler in
-                Session().streamRequest(url).responseStreamDecodable(of: Line.self, on: Self.queue, stream: handler)
+                keepAlive(Session()).streamRequest(url).responseStreamDecodable(of: Line.self, on: Self.queue, stream: handler)
             }
             let failure = try #require(kept.first?.error)
             guard case .responseSerializationFailed(.decodingFailed) = failure else { throw failure }
             #expect(kept.last?.completion?.error == nil)
             let cancelled = try await Self.events { handler in
-                Session().streamRequest(url, automaticallyCancelOnStreamError: true)
+                keepAlive(Session()).streamRequest(url, automaticallyCancelOnStreamError: true)
                     .responseStreamDecodable(of: Line.self, on: Self.queue, stream: handler)
             }
             #expect(cancelled.first?.error?.isResponseSerializationError == true)
@@ -92,7 +95,7 @@ import FoundationNetworking
     @Test func aThrowingHandlerFailsAndCancelsTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let events = try await Self.events(seconds: 15) { (handler: @escaping DataStreamRequest.Handler<Data, Never>) in
-                Session().streamRequest(server.url("/drip?duration=20&numbytes=20")).responseStream(on: Self.queue) { stream in
+                keepAlive(Session()).streamRequest(server.url("/drip?duration=20&numbytes=20")).responseStream(on: Self.queue) { stream in
                     try handler(stream)
                     if stream.value != nil { throw Thrown() }
                 }
@@ -110,7 +113,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let url = server.url("/drip?duration=20&numbytes=20")
             let fromHandler = try await Self.events(seconds: 15) { (handler: @escaping DataStreamRequest.Handler<Data, Never>) in
-                Session().streamRequest(url).responseStream(on: Self.queue) { stream in
+                keepAlive(Session()).streamRequest(url).responseStream(on: Self.queue) { stream in
                     try handler(stream)
                     if stream.value != nil { stream.cancel() }
                 }
@@ -118,7 +121,7 @@ import FoundationNetworking
             #expect(fromHandler.last?.completion?.error?.isExplicitlyCancelledError == true)
             let request = Mutex<DataStreamRequest?>(nil)
             let fromOutside = try await Self.events(seconds: 15) { (handler: @escaping DataStreamRequest.Handler<Data, Never>) in
-                let made = Session().streamRequest(url).responseStream(on: Self.queue) { stream in
+                let made = keepAlive(Session()).streamRequest(url).responseStream(on: Self.queue) { stream in
                     try handler(stream)
                     if stream.value != nil { DispatchQueue.global().async { request.withLock { $0 }?.cancel() } }
                 }
@@ -169,11 +172,11 @@ import FoundationNetworking
             // Chunks are yielded on the thread that reads them. Out of order, or after the completion
             // (which finishes the stream, so a later chunk would be dropped), the data would differ.
             let url = server.url("/stream-bytes/2000000?seed=5")
-            let expected = try await Session().request(url).serializingData().value
+            let expected = try await keepAlive(Session()).request(url).serializingData().value
             let data = try await withTimeout {
                 var data = Data()
                 var completions = 0
-                for await stream in Session().streamRequest(url).streamTask().streamingData() {
+                for await stream in keepAlive(Session()).streamRequest(url).streamTask().streamingData() {
                     if let chunk = stream.value { data.append(chunk) }
                     if stream.completion != nil { completions += 1 }
                 }
@@ -183,7 +186,8 @@ import FoundationNetworking
             #expect(data.0 == expected && data.1 == 1)
             let lines = try await withTimeout {
                 var values: [Line] = []
-                for await stream in Session().streamRequest(server.url("/stream/1")).streamTask().streamingDecodables(Line.self) {
+                for await stream in keepAlive(Session()).streamRequest(server.url("/stream/1")).streamTask().streamingDecodables(Line.self)
+                {
                     if let value = stream.value { values.append(value) }
                 }
                 return values
@@ -191,7 +195,7 @@ import FoundationNetworking
             #expect(lines.map(\.id) == [0])
             let text = try await withTimeout {
                 var text = ""
-                for await stream in Session().streamRequest(server.url("/stream/2")).streamTask().streamingStrings() {
+                for await stream in keepAlive(Session()).streamRequest(server.url("/stream/2")).streamTask().streamingStrings() {
                     text += stream.value ?? ""
                 }
                 return text
@@ -203,14 +207,14 @@ import FoundationNetworking
     @Test func leavingAnAsyncStreamOrCancellingItsTaskCancelsTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let url = server.url("/drip?duration=20&numbytes=20")
-            let left = Session().streamRequest(url)
+            let left = keepAlive(Session()).streamRequest(url)
             try await withTimeout(seconds: 15) {
                 for await stream in left.streamTask().streamingData() where stream.value != nil { break }
             }
             try await Self.finished(left)
             #expect(left.isCancelled && left.error?.isExplicitlyCancelledError == true)
 
-            let fromTask = Session().streamRequest(url)
+            let fromTask = keepAlive(Session()).streamRequest(url)
             let started = AsyncStream<Void>.makeStream()
             let task = Task {
                 for await stream in fromTask.streamTask().streamingData() where stream.value != nil { started.continuation.yield() }
@@ -221,7 +225,7 @@ import FoundationNetworking
             #expect(fromTask.isCancelled)
 
             // Without automatic cancellation the request goes on.
-            let kept = Session().streamRequest(server.url("/stream-bytes/5000"))
+            let kept = keepAlive(Session()).streamRequest(server.url("/stream-bytes/5000"))
             try await withTimeout {
                 for await stream in kept.streamTask().streamingData(automaticallyCancelling: false) where stream.value != nil { break }
             }
@@ -233,8 +237,8 @@ import FoundationNetworking
     @Test func anInputStreamReadsTheWholeBody() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let url = server.url("/stream-bytes/200000?seed=3&chunk_size=7000")
-            let expected = try await Session().request(url).serializingData().value
-            let stream = try #require(Session().streamRequest(url).asInputStream(bufferSize: 4096))
+            let expected = try await keepAlive(Session()).request(url).serializingData().value
+            let stream = try #require(keepAlive(Session()).streamRequest(url).asInputStream(bufferSize: 4096))
             let shared = UncheckedSendable(stream)
             let read = try await withTimeout {
                 await withCheckedContinuation { continuation in
@@ -259,7 +263,7 @@ import FoundationNetworking
     }
 
     @Test func anInputStreamOfAFailedRequestEndsWithItsError() async throws {
-        let stream = try #require(Session().streamRequest("http://127.0.0.1:1/nothing").asInputStream())
+        let stream = try #require(keepAlive(Session()).streamRequest("http://127.0.0.1:1/nothing").asInputStream())
         let shared = UncheckedSendable(stream)
         let count = try await withTimeout {
             await withCheckedContinuation { continuation in
@@ -283,7 +287,7 @@ import FoundationNetworking
             let total = 32 << 20
             let gate = DispatchSemaphore(value: 0)
             let received = Mutex(0)
-            let request = Session().streamRequest(server.url("/stream-bytes/\(total)?chunk_size=65536"))
+            let request = keepAlive(Session()).streamRequest(server.url("/stream-bytes/\(total)?chunk_size=65536"))
             let completion = Task {
                 try await Self.events { handler in
                     request.responseStream(on: Self.queue) { stream in
@@ -311,8 +315,8 @@ import FoundationNetworking
     @Test func twoIterationsOfOneStreamEachGetTheWholeBody() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let url = server.url("/stream-bytes/50000?seed=9")
-            let expected = try await Session().request(url).serializingData().value
-            let request = Session(startRequestsImmediately: false).streamRequest(url)
+            let expected = try await keepAlive(Session()).request(url).serializingData().value
+            let request = keepAlive(Session(startRequestsImmediately: false)).streamRequest(url)
             let stream = request.streamTask().streamingData()
             let (a, b) = try await withTimeout {
                 var first = stream.makeAsyncIterator()
@@ -332,7 +336,7 @@ import FoundationNetworking
     /// An `InputStream` asked for once the request is over ends at once instead of blocking its reader.
     @Test func anInputStreamAskedForAfterTheEndEndsAtOnce() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = Session().streamRequest(server.url("/stream-bytes/100"))
+            let request = keepAlive(Session()).streamRequest(server.url("/stream-bytes/100"))
             _ = try await Self.events { handler in request.responseStream(on: Self.queue, stream: handler) }
             try await Self.finished(request)
             let stream = UncheckedSendable(try #require(request.asInputStream()))
@@ -354,7 +358,7 @@ import FoundationNetworking
     @Test func aThrowingHandlersErrorReplacesTheCancellation() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let events = try await Self.events { (handler: @escaping DataStreamRequest.Handler<Line, AFError>) in
-                Session().streamRequest(server.url("/bytes/64?seed=1"), automaticallyCancelOnStreamError: true)
+                keepAlive(Session()).streamRequest(server.url("/bytes/64?seed=1"), automaticallyCancelOnStreamError: true)
                     .responseStreamDecodable(of: Line.self, on: Self.queue) { stream in
                         try handler(stream)
                         if let error = stream.error { throw error }

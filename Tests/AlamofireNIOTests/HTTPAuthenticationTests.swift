@@ -18,7 +18,7 @@ import FoundationNetworking
 
     /// A session with its own credential storage, so that no test sees another's credentials.
     static func session(monitor: RecordingMonitor? = nil) -> Session {
-        Session(configuration: URLSessionConfiguration.af.ephemeral, eventMonitors: monitor.map { [$0] } ?? [])
+        keepAlive(Session(configuration: URLSessionConfiguration.af.ephemeral, eventMonitors: monitor.map { [$0] } ?? []))
     }
 
     @Test func basicWithTheRequestsCredential() async throws {

@@ -35,10 +35,10 @@ import FoundationNetworking
                 #expect(arrived.statusCode == 200)
             }
             // A response that may not be stored is not made for the cache either.
-            let cached = Session().request(server.url("/response-headers"), parameters: ["Cache-Control": "no-store"])
+            let cached = keepAlive(Session()).request(server.url("/response-headers"), parameters: ["Cache-Control": "no-store"])
             _ = try await withTimeout { try await cached.serializingData().value }
             #expect(received(cached)?.hasMadeURLResponse == false)
-            let stored = Session().request(server.url("/get"))
+            let stored = keepAlive(Session()).request(server.url("/get"))
             _ = try await withTimeout { try await stored.serializingData().value }
             #expect(received(stored)?.hasMadeURLResponse == true)
         }
@@ -46,7 +46,8 @@ import FoundationNetworking
 
     @Test func everyReaderSeesOneResponse() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = Session().request(server.url("/response-headers"), parameters: ["X-Two": "b", "Content-Type": "text/plain"])
+            let request = keepAlive(Session()).request(
+                server.url("/response-headers"), parameters: ["X-Two": "b", "Content-Type": "text/plain"])
             let response = try await withTimeout { await request.serializingData().response }
             let http = try #require(response.response)
             #expect(http.statusCode == 200)

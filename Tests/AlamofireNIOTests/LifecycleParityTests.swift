@@ -15,14 +15,14 @@ import FoundationNetworking
 
     @Test func shouldAutomaticallyResumeOverridesTheSession() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let manual = Session().request(server.url("/get"), shouldAutomaticallyResume: false)
+            let manual = keepAlive(Session()).request(server.url("/get"), shouldAutomaticallyResume: false)
             let task = manual.serializingData()
             #expect(manual.state == .initialized)
             #expect(manual.task == nil && manual.requests.isEmpty)  // lazy: nothing is set up before the resume
             manual.resume()
             #expect(try await withTimeout { await task.response }.response?.statusCode == 200)
 
-            let automatic = Session(startRequestsImmediately: false).request(server.url("/get"), shouldAutomaticallyResume: true)
+            let automatic = keepAlive(Session(startRequestsImmediately: false)).request(server.url("/get"), shouldAutomaticallyResume: true)
             #expect(try await withTimeout { await automatic.serializingData().response }.response?.statusCode == 200)
         }
     }
@@ -30,7 +30,7 @@ import FoundationNetworking
     /// Resumes and suspends from many threads at once: the request is loaded once and finishes once.
     @Test func racingResumesAndSuspendsLoadOnce() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = Session(startRequestsImmediately: false).request(server.url("/get"))
+            let request = keepAlive(Session(startRequestsImmediately: false)).request(server.url("/get"))
             let completions = Collected<Int>()
             request.response(queue: testQueue) { completions.append($0.response?.statusCode ?? 0) }
             DispatchQueue.concurrentPerform(iterations: 200) { index in
@@ -234,7 +234,7 @@ import FoundationNetworking
     @Test func redirectHandlersDecideEachHop() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let declined = try await withTimeout {
-                await Session(redirectHandler: .doNotFollow).request(server.url("/redirect/2")).serializingData().response
+                await keepAlive(Session(redirectHandler: .doNotFollow)).request(server.url("/redirect/2")).serializingData().response
             }
             #expect(declined.response?.statusCode == 302)
 

@@ -137,7 +137,7 @@ import FoundationNetworking
         let sessionMonitor = GatedMonitor()
         let sessionComposite = CompositeEventMonitor(monitors: [sessionMonitor])
         let requestComposite = sessionComposite.adding(SilentMonitor<Added>())
-        let request = Session(startRequestsImmediately: false).request("http://127.0.0.1:1/")
+        let request = keepAlive(Session(startRequestsImmediately: false)).request("http://127.0.0.1:1/")
         // The first event holds the monitor's queue while the second waits behind it; the third is
         // raised through the request's composite meanwhile.
         sessionComposite.requestDidResume(request)

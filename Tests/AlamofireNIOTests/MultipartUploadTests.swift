@@ -27,7 +27,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let file = try Self.temporaryFile("{\"k\":1}", extension: "json")
             defer { try? FileManager.default.removeItem(at: file) }
-            let upload = Session().upload(
+            let upload = keepAlive(Session()).upload(
                 multipartFormData: { form in
                     form.append(Data("Ada".utf8), withName: "name")
                     form.append(file, withName: "document")
@@ -49,7 +49,7 @@ import FoundationNetworking
             let form = MultipartFormData()
             form.append(Data(String(repeating: "x", count: 5000).utf8), withName: "big", fileName: "big.txt", mimeType: "text/plain")
             form.append(Data("1".utf8), withName: "small")
-            let upload = Session().upload(multipartFormData: form, to: server.url("/post"), usingThreshold: 1000)
+            let upload = keepAlive(Session()).upload(multipartFormData: form, to: server.url("/post"), usingThreshold: 1000)
             let echo = try await withTimeout { try await upload.serializingDecodable(Echo.self).value }
             #expect(echo.form == ["small": "1"])
             #expect(echo.files == ["big": String(repeating: "x", count: 5000)])
@@ -71,7 +71,7 @@ import FoundationNetworking
                 attempts.append(request.retryCount)
                 completion(request.retryCount == 0 ? .retry : .doNotRetry)
             }
-            let upload = Session().upload(
+            let upload = keepAlive(Session()).upload(
                 multipartFormData: { form in
                     form.append(
                         InputStream(data: Data("streamed".utf8)), withLength: 8, name: "s", fileName: "s.txt", mimeType: "text/plain")
@@ -90,7 +90,7 @@ import FoundationNetworking
     @Test func aMissingFileFailsWithAlamofiresReason() async throws {
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("missing-\(UUID().uuidString).txt")
         let response = try await withTimeout {
-            await Session().upload(multipartFormData: { $0.append(missing, withName: "file") }, to: "http://127.0.0.1:1/post")
+            await keepAlive(Session()).upload(multipartFormData: { $0.append(missing, withName: "file") }, to: "http://127.0.0.1:1/post")
                 .serializingData().response
         }
         let error = try #require(response.error)

@@ -149,7 +149,7 @@ import FoundationNetworking
 
     @Test func jsonBodyArrivesCompressedAndInflatesOnTheServer() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = Session().request(
+            let request = keepAlive(Session()).request(
                 server.url("/post"), method: .post, parameters: ["key": "value"], encoder: JSONParameterEncoder.default,
                 interceptor: .deflateCompressor)
             let response = try await withTimeout { await request.serializingDecodable(HTTPBinResponse.self).response }
@@ -177,7 +177,7 @@ import FoundationNetworking
 
     @Test func aGetIsSentUncompressed() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = Session().request(server.url("/get"), interceptor: .deflateCompressor)
+            let request = keepAlive(Session()).request(server.url("/get"), interceptor: .deflateCompressor)
             let echoed = try await withTimeout { await request.serializingDecodable(HTTPBinResponse.self).response }.result.get()
             #expect(echoed.headers["Content-Encoding"] == nil)
         }
@@ -185,7 +185,7 @@ import FoundationNetworking
 
     @Test func aDuplicateHeaderFailsTheRequestAsAnAdaptationError() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = Session().request(
+            let request = keepAlive(Session()).request(
                 server.url("/post"), method: .post, parameters: ["key": "value"], encoder: JSONParameterEncoder.default,
                 headers: ["Content-Encoding": "br"], interceptor: .deflateCompressor)
             let response = try await withTimeout { await request.serializingData().response }
@@ -212,7 +212,7 @@ import FoundationNetworking
             urlRequest.httpBody = body
             urlRequest.setValue("deflate", forHTTPHeaderField: "Content-Encoding")
             let request = urlRequest
-            let response = try await withTimeout { await Session().request(request).serializingData().response }
+            let response = try await withTimeout { await keepAlive(Session()).request(request).serializingData().response }
             #expect(response.response?.statusCode == 400)
         }
     }

@@ -16,7 +16,7 @@ import FoundationNetworking
     @Test func aCurrentProgressTakesTheUploadProgressAsItsChild() {
         let parent = Progress(totalUnitCount: 1)
         parent.becomeCurrent(withPendingUnitCount: 1)
-        let request = Session(startRequestsImmediately: false).request("http://127.0.0.1:1/")
+        let request = keepAlive(Session(startRequestsImmediately: false)).request("http://127.0.0.1:1/")
         parent.resignCurrent()
         request.downloadProgress.totalUnitCount = 4
         request.downloadProgress.completedUnitCount = 4
@@ -24,7 +24,7 @@ import FoundationNetworking
         request.uploadProgress.totalUnitCount = 4
         request.uploadProgress.completedUnitCount = 2
         #expect(parent.fractionCompleted == 0.5)
-        let unparented = Session(startRequestsImmediately: false).request("http://127.0.0.1:1/")
+        let unparented = keepAlive(Session(startRequestsImmediately: false)).request("http://127.0.0.1:1/")
         unparented.uploadProgress.totalUnitCount = 2
         unparented.uploadProgress.completedUnitCount = 2
         #expect(parent.fractionCompleted == 0.5)

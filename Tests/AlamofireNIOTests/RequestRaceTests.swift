@@ -153,13 +153,13 @@ import FoundationNetworking
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("race-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let destinationURL = directory.appendingPathComponent("file")
-        let request = Session(startRequestsImmediately: false).download(
-            "http://127.0.0.1:1/", to: { _, _ in (destinationURL, [.createIntermediateDirectories]) })
+        let session = Session(startRequestsImmediately: false)
+        let request = session.download("http://127.0.0.1:1/", to: { _, _ in (destinationURL, [.createIntermediateDirectories]) })
         request.cancel()
         let location = FileManager.default.temporaryDirectory.appendingPathComponent("race-\(UUID())")
         try Data("body".utf8).write(to: location)
         request.didFinishDownloading(
-            using: request.session.loading.makeTask(with: URLRequest(url: location), delegate: SessionDelegate()), to: location,
+            using: session.loading.makeTask(with: URLRequest(url: location), delegate: SessionDelegate()), to: location,
             fileManager: .default)
         #expect(!FileManager.default.fileExists(atPath: location.path))
         #expect(!FileManager.default.fileExists(atPath: destinationURL.path))

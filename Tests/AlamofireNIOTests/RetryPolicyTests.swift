@@ -83,7 +83,7 @@ import FoundationNetworking
     func defaultStatusCodesAreRetriedUpToTheLimit(code: Int) async throws {
         try await HTTPBinServer.withServer { server async throws in
             let policy = RecordingPolicy(exponentialBackoffScale: 0.001)
-            let request = Session(interceptor: policy).request(server.url("/status/\(code)")).validate()
+            let request = keepAlive(Session(interceptor: policy)).request(server.url("/status/\(code)")).validate()
             let response = await request.serializingData().response
             #expect(response.error?.responseCode == code)
             #expect(request.retryCount == 2)
@@ -112,7 +112,7 @@ import FoundationNetworking
     @Test func theDefaultBackoffDoublesFromHalfASecond() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let policy = RecordingPolicy()
-            let request = Session(interceptor: policy).request(server.url("/status/503")).validate()
+            let request = keepAlive(Session(interceptor: policy)).request(server.url("/status/503")).validate()
             let start = ContinuousClock.now
             _ = await request.serializingData().response
             let elapsed = ContinuousClock.now - start
@@ -146,7 +146,7 @@ import FoundationNetworking
     @Test func aRefusedConnectionIsRetried() async throws {
         let policy = RecordingPolicy(exponentialBackoffScale: 0.001)
         // Port 1 on loopback: nothing listens there.
-        let request = Session(interceptor: policy).request("http://127.0.0.1:1/")
+        let request = keepAlive(Session(interceptor: policy)).request("http://127.0.0.1:1/")
         let response = await request.serializingData().response
         #expect((response.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
         #expect(request.retryCount == 2)

@@ -18,7 +18,8 @@ import FoundationNetworking
     @Test func aHandlerGetsEachEventThenTheCompletion() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let events = try await DataStreamTests.events { (handler: @escaping DataStreamRequest.Handler<ServerSentEvent, Never>) in
-                Session().streamRequest(server.url("/sse?count=3")).responseServerSentEvents(on: DataStreamTests.queue, handler: handler)
+                keepAlive(Session()).streamRequest(server.url("/sse?count=3")).responseServerSentEvents(
+                    on: DataStreamTests.queue, handler: handler)
             }
             #expect(events.compactMap(\.value) == [Self.tick(0), Self.tick(1), Self.tick(2)])
             #expect(events.count == 4)
@@ -30,7 +31,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let events = try await withTimeout {
                 var events: [ServerSentEvent] = []
-                for try await event in Session().serverSentEvents(server.url("/sse?count=2")) { events.append(event) }
+                for try await event in keepAlive(Session()).serverSentEvents(server.url("/sse?count=2")) { events.append(event) }
                 return events
             }
             #expect(events == [Self.tick(0), Self.tick(1)])
@@ -42,7 +43,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let events = try await withTimeout {
                 var events: [ServerSentEvent] = []
-                let stream = Session().serverSentEvents(
+                let stream = keepAlive(Session()).serverSentEvents(
                     server.url("/sse?count=5&per_connection=2"), reconnect: true, reconnectionTime: 0.01)
                 for try await event in stream {
                     events.append(event)
@@ -59,7 +60,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let error = try await withTimeout { () -> AFError? in
                 do {
-                    for try await _ in Session().serverSentEvents(server.url("/get"), reconnect: true, reconnectionTime: 0.01) {}
+                    for try await _ in keepAlive(Session()).serverSentEvents(server.url("/get"), reconnect: true, reconnectionTime: 0.01) {}
                     return nil
                 } catch {
                     return error as? AFError
@@ -92,7 +93,7 @@ extension ServerSentEventsTests {
         try await HTTPBinServer.withServer { server async throws in
             let error = try await withTimeout(seconds: 10) { () -> AFError? in
                 do {
-                    for try await _ in Session().serverSentEvents(server.url("/drip?duration=20&numbytes=20")) {}
+                    for try await _ in keepAlive(Session()).serverSentEvents(server.url("/drip?duration=20&numbytes=20")) {}
                     return nil
                 } catch {
                     return error as? AFError

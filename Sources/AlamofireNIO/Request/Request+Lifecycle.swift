@@ -39,6 +39,18 @@ extension Request {
         return self
     }
 
+    /// The session went away: the request finishes with `.sessionDeinitialized` unless it is
+    /// finishing already (a running task is cancelled first), as Alamofire's requests do.
+    func sessionDeinitialized() {
+        decideThenPerform { state in
+            switch state.machine.sessionDeinitialized() {
+            case .none, .notify: return []
+            case .cancelTask(let task): return [{ self.cancelLoadingTask(task) }]
+            case .finish: return [{ self.underlyingQueue.async { self.finish() } }]
+            }
+        }
+    }
+
     /// Suspends the instance.
     ///
     /// - Returns: The instance.
@@ -64,7 +76,7 @@ extension Request {
 
     /// The resume a response handler asks for, made on the request's queue after the statement that added it.
     func resumeAutomatically() {
-        underlyingQueue.async { self.resume(onRootQueue: self.underlyingQueue === self.session.rootQueue) }
+        underlyingQueue.async { self.resume(onRootQueue: self.underlyingQueue === self.session?.rootQueue) }
     }
 
     /// Resumes; `onRootQueue` says the caller runs on the session's root queue, where set-up may start at once
@@ -78,10 +90,11 @@ extension Request {
             if let task = action.task { work.append { self.resumeTask(task) } }
             if action.setUp {
                 work.append {
+                    guard let session = self.session else { return self.sessionDeinitialized() }
                     if onRootQueue, pthread_equal(pthread_self(), callingThread) != 0 {
-                        self.session.perform(self)
+                        session.perform(self)
                     } else {
-                        self.session.readyToPerform(request: self)
+                        session.readyToPerform(request: self)
                     }
                 }
             }
@@ -112,7 +125,9 @@ extension Request {
 
     /// Sets the request up now when the session sets requests up eagerly.
     func setUpEagerly() {
-        if mutableState.withLock({ $0.machine.setUp() }) { session.readyToPerform(request: self) }
+        guard mutableState.withLock({ $0.machine.setUp() }) else { return }
+        guard let session else { return sessionDeinitialized() }
+        session.readyToPerform(request: self)
     }
 }
 
@@ -151,6 +166,7 @@ extension Request {
     /// Makes the loading task for `urlRequest`; it starts, waits suspended or waits for a resume,
     /// as the request's state says.
     func createTask(for urlRequest: URLRequest) {
+        guard let session else { return sessionDeinitialized() }
         let task = session.loading.makeTask(
             with: urlRequest, body: loadingBody(), destination: loadingDestination(), resuming: loadingResumption(for: urlRequest),
             delegate: session.delegate, owner: self, clientIdentity: clientIdentity?.transportIdentity)
@@ -223,6 +239,7 @@ extension Request {
         case .finish:
             finish()
         case .askRetrier(let error):
+            guard let session else { return sessionDeinitialized() }
             session.retryResult(for: self, dueTo: error) { result in self.didDecideRetry(result) }
         }
     }
@@ -234,6 +251,7 @@ extension Request {
         case .finish:
             finish()
         case .retry(let delay):
+            guard let session else { return sessionDeinitialized() }
             session.retryRequest(self, withDelay: delay)
         }
     }

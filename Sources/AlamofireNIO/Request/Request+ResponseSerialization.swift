@@ -88,11 +88,14 @@ extension Request {
                         retryError.asAFError(or: .requestRetryFailed(retryError: retryError, originalError: failure)))
                     complete(UncheckedSendable(makeResponse(outcome, replaced, duration)))
                 case .retry, .retryWithDelay:
-                    guard self.mutableState.withLock({ $0.machine.serializerRequestedRetry() }) else { return complete(response) }
-                    self.session.retryRequest(self, withDelay: retryResult.delay)
+                    guard let session = self.session, self.mutableState.withLock({ $0.machine.serializerRequestedRetry() }) else {
+                        return complete(response)
+                    }
+                    session.retryRequest(self, withDelay: retryResult.delay)
                 }
             }
-            self.session.retryResult(for: self, dueTo: failure) { retryResult in
+            guard let session = self.session else { return decided(.doNotRetry) }
+            session.retryResult(for: self, dueTo: failure) { retryResult in
                 // The retriers answer on the root queue; completions continue on the serialization queue.
                 self.serializationQueue.async { decided(retryResult) }
             }
@@ -120,7 +123,7 @@ extension Request {
         }
         if processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
         // Resumed after the statement adding the handler, as in Alamofire.
-        if canResume, shouldAutomaticallyResume ?? session.startRequestsImmediately { resumeAutomatically() }
+        if canResume, shouldAutomaticallyResume ?? session?.startRequestsImmediately ?? false { resumeAutomatically() }
     }
 
     /// Runs `completion` on `queue`: inline when that is the serialization queue, where completions

@@ -13,10 +13,11 @@ extension Request {
         guard let request = lastRequest, let url = request.url, let host = url.host, let method = request.httpMethod else {
             return "$ curl command could not be created"
         }
-        let configuration = session.configuration
+        // Without its session (gone), the configuration's credentials, cookies and headers are left out.
+        let configuration = session?.configuration
         var components = ["$ curl -v", "-X \(method)"]
 
-        if let credentialStorage = configuration.urlCredentialStorage {
+        if let credentialStorage = configuration?.urlCredentialStorage {
             let protectionSpace = URLProtectionSpace(
                 host: host, port: url.port ?? 0, protocol: url.scheme, realm: host, authenticationMethod: NSURLAuthenticationMethodHTTPBasic
             )
@@ -30,12 +31,14 @@ extension Request {
             }
         }
 
-        if configuration.httpShouldSetCookies, let cookies = configuration.httpCookieStorage?.cookies(for: url), !cookies.isEmpty {
+        if let configuration, configuration.httpShouldSetCookies, let cookies = configuration.httpCookieStorage?.cookies(for: url),
+            !cookies.isEmpty
+        {
             components.append("-b \"\(cookies.map { "\($0.name)=\($0.value)" }.joined(separator: ";"))\"")
         }
 
         var headers = HTTPHeaders()
-        for header in configuration.headers where header.name != "Cookie" { headers[header.name] = header.value }
+        for header in configuration?.headers ?? [] where header.name != "Cookie" { headers[header.name] = header.value }
         for header in request.headers where header.name != "Cookie" { headers[header.name] = header.value }
         for header in headers {
             components.append("-H \"\(header.name): \(header.value.replacingOccurrences(of: "\"", with: "\\\""))\"")

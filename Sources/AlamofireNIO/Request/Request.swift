@@ -119,7 +119,9 @@ public class Request: @unchecked Sendable {
     /// Whether the instance should call `resume()` automatically once the first response handler has been added.
     /// Overrides the same setting from `Session`, if set. `nil` by default (defers to the `Session`).
     public let shouldAutomaticallyResume: Bool?
-    let session: Session
+    /// The session that made the request, held weakly as Alamofire holds its delegate: a request
+    /// does not keep its session alive, and a session that goes away finishes its requests.
+    weak let session: Session?
     let mutableState: Mutex<MutableState>
 
     /// `Progress` of the upload of the body of the executed `URLRequest`. Reset to `0` if the `Request` is retried.
@@ -235,7 +237,7 @@ public class Request: @unchecked Sendable {
             return state.finishHandlers
         }
         handlers.forEach { $0() }
-        session.cleanup(after: self)
+        session?.cleanup(after: self)
     }
 
     /// Stops `task` for a `cancel()`; a download may first keep what it needs to resume.

@@ -112,6 +112,19 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
         }
     }
 
+    /// The session that made the request went away (Alamofire's `finishRequestsForDeinit`): unless
+    /// it is finishing already, the request finishes with `.sessionDeinitialized`, its state left as
+    /// it is; a running task is cancelled and its completion finishes it, with no retry.
+    mutating func sessionDeinitialized() -> CancelAction {
+        if isFinishing { return .none }
+        error = .sessionDeinitialized
+        switch phase {
+        case .loading(let task): return .cancelTask(task)
+        case .finishing, .finished: return .none
+        case .notStarted, .creatingRequest, .validating, .awaitingRetryDecision, .waitingToRetry: return .finish
+        }
+    }
+
     /// A response handler answered `.cancel`: the request is cancelled (the loading task stops on
     /// its own), without a `cancel()` call and so without its events, as in Alamofire.
     mutating func responseDispositionCancelled() {
@@ -174,7 +187,7 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
         default: return .none
         }
         if let creationFailure { recordFailure(creationFailure) }
-        guard !isCancelled, let error, !error.isExplicitlyCancelledError else { return .finish }
+        guard !isCancelled, let error, !error.isExplicitlyCancelledError, !error.isSessionDeinitializedError else { return .finish }
         phase = .awaitingRetryDecision
         return .askRetrier(error)
     }

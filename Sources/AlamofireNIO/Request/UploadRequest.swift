@@ -81,7 +81,7 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
     /// A streamed upload's task asks for its stream as it starts, as URLSession's does.
     override func willStartLoadingTask(_ task: LoadingTask) {
         guard case .stream(let stream) = uploadable else { return }
-        session.delegate.tell(self, about: task, .taskNeedsNewBodyStream) { $0.urlSession($1, taskNeedsNewBodyStream: $2) }
+        session?.delegate.tell(self, about: task, .taskNeedsNewBodyStream) { $0.urlSession($1, taskNeedsNewBodyStream: $2) }
         let provided = UncheckedSendable(stream)
         monitor()?.performEvent(.uploadRequestDidProvideInputStream) { $0.request(self, didProvideInputStream: provided.value) }
     }

@@ -41,6 +41,7 @@ extension Session {
 
     /// Starts setting a new request up when the session sets requests up eagerly.
     func prepare<R: Request>(_ request: R) -> R {
+        unfinishedRequests.add(request)
         if requestSetup == .eager { request.setUpEagerly() }
         return request
     }

@@ -27,6 +27,7 @@ extension Session: RequestDelegate {
     /// Forgets a request whose serializers have all run.
     public func cleanup(after request: Request) {
         _ = activeRequests.withLock { $0.remove(request) }
+        unfinishedRequests.remove(request)
     }
 
     /// Asks the retriers (the session's, then the request's) whether `request` should be retried after `error`, and

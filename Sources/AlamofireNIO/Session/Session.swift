@@ -73,6 +73,8 @@ open class Session: @unchecked Sendable {
     let transport: HTTPTransport
     let loading: LoadingSession
     let activeRequests = Mutex<Set<Request>>([])
+    /// Every request made and not yet finished, held weakly, for ``deinit``.
+    let unfinishedRequests = RequestRegistry()
     private let urlSession: Mutex<URLSession?>
 
     /// Creates a `Session` from a `URLSessionConfiguration`.
@@ -181,12 +183,16 @@ open class Session: @unchecked Sendable {
         urlSession.withLock { $0 = session }
     }
 
+    /// As in Alamofire: every request not finished (started or not) finishes with
+    /// `AFError.sessionDeinitialized`, then the session is invalidated and the monitors hear
+    /// `urlSession(_:didBecomeInvalidWithError:)` with no error. Requests hold their session weakly,
+    /// so nothing but the user's references keeps it alive.
     deinit {
+        for request in unfinishedRequests.takeAll() { request.sessionDeinitialized() }
         transport.shutdown()
-        if let session = urlSession.withLock({ $0 }) {
-            session.invalidateAndCancel()
-            eventMonitor.urlSession(session, didBecomeInvalidWithError: nil)
-        }
+        let session = urlSession.withLock { $0 } ?? URLSession(configuration: configuration)
+        session.invalidateAndCancel()
+        eventMonitor.urlSession(session, didBecomeInvalidWithError: nil)
     }
 
     /// The `URLSession` passed to the event monitors' URLSession events: it carries ``configuration`` but loads

@@ -33,8 +33,7 @@ public final class SessionDelegate: Sendable {
         _ request: Request, about task: LoadingTask, _ kind: MonitorEvent,
         _ event: @escaping @Sendable (any EventMonitor, URLSession, URLSessionTask) -> Void
     ) {
-        let session = request.session
-        guard session.eventMonitor.hears(kind) else { return }
+        guard let session = request.session, session.eventMonitor.hears(kind) else { return }
         session.eventMonitor.performEvent(kind) { event($0, session.session, request.sessionTask(for: task)) }
     }
 }
@@ -48,7 +47,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         tell(request, about: task, .taskWillPerformHTTPRedirection) {
             $0.urlSession($1, task: $2, willPerformHTTPRedirection: response, newRequest: newRequest)
         }
-        guard let handler = request.redirectHandler ?? request.session.redirectHandler else { return completionHandler(newRequest) }
+        guard let handler = request.redirectHandler ?? request.session?.redirectHandler else { return completionHandler(newRequest) }
         handler.task(request.sessionTask(for: task), willBeRedirectedTo: newRequest, for: response) { completionHandler($0) }
     }
 
@@ -71,7 +70,7 @@ extension SessionDelegate: LoadingTaskDelegate {
 
     /// The request's credential, else the session's stored one for `protectionSpace`, as Alamofire's `credential(for:in:)`.
     private func credential(for request: Request, in protectionSpace: URLProtectionSpace) -> URLCredential? {
-        request.credential ?? request.session.loading.defaultCredential(for: protectionSpace)
+        request.credential ?? request.session?.loading.defaultCredential(for: protectionSpace)
     }
 
     package func loadingTaskNeedsNewBodyStream(_ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {
@@ -161,7 +160,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         tell(request, about: task, .dataTaskWillCacheResponse) { monitor, session, _ in
             monitor.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse)
         }
-        guard let handler = request.cachedResponseHandler ?? request.session.cachedResponseHandler else {
+        guard let handler = request.cachedResponseHandler ?? request.session?.cachedResponseHandler else {
             return completionHandler(proposedResponse)
         }
         handler.dataTask(dataTask, willCacheResponse: proposedResponse) { completionHandler($0) }

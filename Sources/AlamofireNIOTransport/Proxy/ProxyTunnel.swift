@@ -25,7 +25,7 @@ enum ProxyTunnel {
         on channel: any Channel, to origin: Origin, through proxy: TransportProxy, authorization: String?, socksTarget: SOCKSAddress?
     ) async throws {
         let result = channel.eventLoop.makePromise(of: Void.self)
-        try await channel.eventLoop.submit {
+        let installed = channel.eventLoop.submit {
             let pipeline = channel.pipeline.syncOperations
             guard channel.isActive else { throw TransportError.connectionLost("the proxy \(proxy) closed the connection") }
             switch proxy.kind {
@@ -40,8 +40,11 @@ enum ProxyTunnel {
                 try pipeline.addHandler(SOCKSClientHandler(targetAddress: socksTarget))
                 try pipeline.addHandler(SOCKSTunnelObserver(proxy: proxy, result: result))
             }
-        }.get()
+        }
+        // A promise is never left pending: the handlers settle it, or the failure to install them does.
+        installed.whenFailure { result.fail($0) }
         do {
+            try await installed.get()
             try await result.futureResult.get()
         } catch {
             channel.close(promise: nil)
@@ -163,6 +166,10 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.fireChannelInactive()
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) {
+        fail(TransportError.connectionLost("the tunnel to \(authority) was abandoned before the proxy answered"), context)
+    }
+
     private func fail(_ error: TransportError, _ context: ChannelHandlerContext) {
         switch state {
         case .awaitingHead, .awaitingEnd, .idle:
@@ -203,6 +210,10 @@ final class SOCKSTunnelObserver: ChannelInboundHandler, RemovableChannelHandler 
     func channelInactive(context: ChannelHandlerContext) {
         fail(TransportError.connectionLost("the SOCKS proxy \(proxy) closed the connection before the tunnel opened"), context)
         context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        fail(TransportError.connectionLost("the SOCKS tunnel was abandoned before it opened"), context)
     }
 
     private func fail(_ error: TransportError, _ context: ChannelHandlerContext) {
