@@ -72,11 +72,12 @@ import FoundationNetworking
     // MARK: Decisions
 
     static func entry(
-        _ url: URL, status: Int = 200, headers: [String: String], vary: [String: String] = [:], receivedAt: Date = start
+        _ url: URL, status: Int = 200, headers: [String: String], vary: [String: String] = [:], receivedAt: Date = start,
+        body: String = "stored"
     ) -> CachedURLResponse {
         let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
         return CachedURLResponse(
-            response: response, data: Data("stored".utf8),
+            response: response, data: Data(body.utf8),
             userInfo: [CachePolicy.requestTimeKey: receivedAt, CachePolicy.responseTimeKey: receivedAt, CachePolicy.varyKey: vary],
             storagePolicy: .allowed)
     }
@@ -224,13 +225,32 @@ import FoundationNetworking
         #expect(cache.cachedResponse(for: URLRequest(url: url)) == nil)
     }
 
-    /// Writers racing on one key (FoundationNetworking keys by path, so every query shares it)
-    /// leave it listed once in URLCache's eviction order, so evicting it later cannot trap.
+    /// Entries for one path with different queries coexist, each served for its own URL, as
+    /// URLSession keys them on Apple platforms (FoundationNetworking alone would keep one).
+    @Test func queriesOfOnePathAreStoredApart() throws {
+        let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+        let policy = CachePolicy(cache: cache)
+        let urls = ["http://h.test/items?page=1", "http://h.test/items?page=2", "http://h.test/items?page=%3F2", "http://h.test/items"]
+            .map { URL(string: $0)! }
+        for (index, url) in urls.enumerated() {
+            policy.store(Self.entry(url, headers: ["Cache-Control": "max-age=60"], body: "\(index)"), for: URLRequest(url: url))
+        }
+        for (index, url) in urls.enumerated() {
+            #expect(Self.lookUp(policy, URLRequest(url: url)) == "serve", "\(url)")
+            let key = CachePolicy.key(for: URLRequest(url: url))
+            #expect(cache.cachedResponse(for: key).map { String(decoding: $0.data, as: UTF8.self) } == "\(index)", "\(url)")
+        }
+        // A URL without a query is stored under itself, where URLCache's own lookup finds it.
+        #expect(cache.cachedResponse(for: URLRequest(url: urls[3]))?.response.url == urls[3])
+    }
+
+    /// Writers racing on one key leave it listed once in URLCache's eviction order, so evicting it
+    /// later cannot trap.
     @Test func concurrentStoresOfOneKeyListItOnce() throws {
         let cache = URLCache(memoryCapacity: 64 * 1024, diskCapacity: 0, diskPath: nil)
         let policy = CachePolicy(cache: cache)
         DispatchQueue.concurrentPerform(iterations: 200) { index in
-            let url = URL(string: "http://h.test/p?i=\(index)")!
+            let url = URL(string: "http://h.test/p")!
             policy.store(Self.entry(url, headers: ["Cache-Control": "max-age=60"]), for: URLRequest(url: url))
         }
         let order = Mirror(reflecting: cache).children.first { $0.label == "inMemoryCacheOrder" }?.value as? [String]

@@ -47,6 +47,22 @@ import FoundationNetworking
         }
     }
 
+    /// As URLSession on Apple platforms: the cache keys on the whole URL, so two URLs that differ
+    /// only in their query are stored apart and each is served for itself.
+    @Test func urlsDifferingOnlyInTheirQueryAreCachedApart() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let first = try await Self.load(session.request(server.url("/cache/60?page=1")))
+            let second = try await Self.load(session.request(server.url("/cache/60?page=2")))
+            #expect(first.data != second.data)
+            let firstAgain = try await Self.load(session.request(server.url("/cache/60?page=1")))
+            let secondAgain = try await Self.load(session.request(server.url("/cache/60?page=2")))
+            #expect(Self.fetchType(firstAgain) == .localCache && firstAgain.data == first.data)
+            #expect(Self.fetchType(secondAgain) == .localCache && secondAgain.data == second.data)
+            #expect(server.statistics.totalRequests == 2)
+        }
+    }
+
     @Test func anETagIsRevalidatedAndA304AnswersWithTheStoredBody() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let session = Self.session()

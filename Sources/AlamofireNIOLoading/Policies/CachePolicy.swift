@@ -12,8 +12,9 @@ package import FoundationNetworking
 /// writes them to its memory only: FoundationNetworking's disk store lists its whole directory on
 /// every write (20 ms with 500 entries), too slow to sit behind every request. (A lookup that misses
 /// memory still reads what others wrote to the disk store, as `URLCache.cachedResponse(for:)` does.)
-/// FoundationNetworking's `URLCache` keys entries by host, port and path only, so an entry is used
-/// only when its response's URL is the request's (the query included). Entries carry when they were
+/// FoundationNetworking's `URLCache` keys entries by host, port and path only: a URL with a query
+/// is stored under a key whose path carries it (see ``key(for:)``), and an entry is used only when
+/// its response's URL is the request's. Entries carry when they were
 /// requested and received, and the request headers their `Vary` names, in `userInfo`. Writes to a
 /// cache are serialised (see ``store(_:proposed:for:)``) and made off the event loops.
 package struct CachePolicy: @unchecked Sendable {
@@ -63,7 +64,7 @@ package struct CachePolicy: @unchecked Sendable {
         default:
             break
         }
-        let entry = cache.cachedResponse(for: request).flatMap { entry in
+        let entry = cache.cachedResponse(for: Self.key(for: request)).flatMap { entry in
             Self.matches(entry, request, headerValue: headerValue) ? entry : nil
         }
         switch policy {
@@ -161,8 +162,9 @@ package struct CachePolicy: @unchecked Sendable {
         // twice traps. Removing the entry first keeps one listing per key, and one lock for every
         // write keeps two writers from listing it twice between them.
         Self.writeLock.withLock {
-            cache.removeCachedResponse(for: request)
-            cache.storeCachedResponse(entry, for: request)
+            let key = Self.key(for: request)
+            cache.removeCachedResponse(for: key)
+            cache.storeCachedResponse(entry, for: key)
         }
     }
 
@@ -187,12 +189,36 @@ package struct CachePolicy: @unchecked Sendable {
             }
         }
         Self.writeLock.withLock {
-            for target in targets
-            where cache.cachedResponse(for: URLRequest(url: target))?.response.url?.absoluteString == target.absoluteString {
-                cache.removeCachedResponse(for: URLRequest(url: target))
+            for target in targets {
+                let key = Self.key(for: URLRequest(url: target))
+                if cache.cachedResponse(for: key)?.response.url?.absoluteString == target.absoluteString {
+                    cache.removeCachedResponse(for: key)
+                }
             }
         }
     }
+
+    // MARK: Keys
+
+    /// The request an entry is stored under. FoundationNetworking's `URLCache` keys by host, port and
+    /// path alone; URLSession on Apple platforms by the whole URL. A URL with a query is stored under
+    /// one whose path carries the query (`/items%3Fpage=2`), so that entries for different queries
+    /// coexist, each served for its own URL; a URL without one under itself, where `URLCache`'s own
+    /// `cachedResponse(for:)` finds it.
+    static func key(for request: URLRequest) -> URLRequest {
+        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let query = components.percentEncodedQuery
+        else { return request }
+        components.percentEncodedQuery = nil
+        components.percentEncodedPath += queryMarker + query.replacingOccurrences(of: "%", with: "%25")
+        guard let keyURL = components.url else { return request }
+        var key = request
+        key.url = keyURL
+        return key
+    }
+
+    /// What a key's path carries in place of the query's `?`.
+    private static let queryMarker = "%3F"
 
     // MARK: Entries
 
