@@ -21,6 +21,18 @@ import FoundationNetworking
         }
     }
 
+    /// As in Alamofire: the underlying URLSession's delegate is the Session's SessionDelegate (a
+    /// URLSession task, data and download delegate) and its delegate queue runs on the root queue.
+    @Test func theUnderlyingURLSessionHasTheSessionsDelegateAndQueue() {
+        let session = Session()
+        #expect(session.session.delegate === session.delegate)
+        #expect(session.session.delegateQueue.underlyingQueue === session.rootQueue)
+        #expect(session.session.delegateQueue.maxConcurrentOperationCount == 1)
+        let delegate: any URLSessionDelegate = session.delegate
+        #expect(
+            delegate is any URLSessionTaskDelegate && delegate is any URLSessionDataDelegate && delegate is any URLSessionDownloadDelegate)
+    }
+
     @Test func aRequestMadeFromASessionNobodyKeepsFailsAsSessionDeinitialized() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let response = try await withTimeout { await Session().request(server.url("/get")).serializingData().response }

@@ -190,9 +190,19 @@ open class Session: @unchecked Sendable {
     deinit {
         for request in unfinishedRequests.takeAll() { request.sessionDeinitialized() }
         transport.shutdown()
-        let session = urlSession.withLock { $0 } ?? URLSession(configuration: configuration)
+        let session = urlSession.withLock { $0 } ?? makeURLSession()
         session.invalidateAndCancel()
         eventMonitor.urlSession(session, didBecomeInvalidWithError: nil)
+    }
+
+    /// The `URLSession` Alamofire would make: this session's ``delegate`` and a delegate queue on
+    /// ``rootQueue``, one operation at a time.
+    private func makeURLSession() -> URLSession {
+        let delegateQueue = OperationQueue()
+        delegateQueue.maxConcurrentOperationCount = 1
+        delegateQueue.underlyingQueue = rootQueue
+        delegateQueue.name = "\(rootQueue.label).sessionDelegate"
+        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
     }
 
     /// The `URLSession` passed to the event monitors' URLSession events: it carries ``configuration`` but loads
@@ -200,7 +210,7 @@ open class Session: @unchecked Sendable {
     public var session: URLSession {
         urlSession.withLock { session in
             if let session { return session }
-            let made = URLSession(configuration: configuration)
+            let made = makeURLSession()
             session = made
             return made
         }

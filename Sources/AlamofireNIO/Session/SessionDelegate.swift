@@ -14,14 +14,27 @@ package import FoundationNetworking
 /// a response to cache with its `CachedResponseHandler` — on a Dispatch thread); the request records
 /// them under its lock and moves to its own queue only when the task completes, so a request costs
 /// one hop between the wire and its validators and serializers.
-public final class SessionDelegate: Sendable {
+///
+/// As in Alamofire it is an `NSObject` and a `URLSessionDelegate` (task, data and download too), and
+/// it is the delegate of the session's ``Session/session``. That `URLSession` loads nothing, so
+/// URLSession calls none of the delegate methods but `urlSession(_:didBecomeInvalidWithError:)` when
+/// the Session goes away; the loading tasks' events come here through the loading layer instead.
+open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate, URLSessionDataDelegate, URLSessionDownloadDelegate,
+    @unchecked Sendable
+{
+    // @unchecked: its only stored property is a constant.
     /// Used by downloads to move and remove files.
     public let fileManager: FileManager
 
     /// - Parameter fileManager: used by downloads to move and remove files (`.default`).
     public init(fileManager: FileManager = .default) {
         self.fileManager = fileManager
+        super.init()
     }
+
+    /// URLSession's download delegate requirement. Never called here: downloads are moved to their
+    /// destination by the loading layer (see the type's overview).
+    open func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {}
 
     private func request(for task: LoadingTask) -> Request? {
         task.owner as? Request
