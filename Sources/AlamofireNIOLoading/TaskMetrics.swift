@@ -19,9 +19,11 @@ public struct TaskMetrics: Sendable, Hashable {
     /// Redirects followed.
     public var redirectCount: Int
 
+    #if canImport(FoundationNetworking)
     /// How a transaction's resource was obtained: FoundationNetworking's
     /// `URLSessionTaskMetrics.ResourceFetchType`, so that it is spelled as in Alamofire.
     public typealias ResourceFetchType = FoundationNetworking.URLSessionTaskMetrics.ResourceFetchType
+    #endif
 }
 
 /// One HTTP exchange: the fields of `URLSessionTaskTransactionMetrics`.

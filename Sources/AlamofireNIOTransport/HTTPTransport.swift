@@ -369,6 +369,11 @@ public final class HTTPTransport: Sendable {
             if let credentials = proxy.credentials, !headers.contains(name: "Proxy-Authorization") {
                 headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization)
             }
+        } else {
+            // Meant for a proxy: never sent to an origin (through a tunnel, SOCKS or directly), as
+            // URLSession treats these fields as its own.
+            headers.remove(name: "Proxy-Authorization")
+            headers.remove(name: "Proxy-Connection")
         }
         headers.remove(name: "Content-Length")
         headers.remove(name: "Transfer-Encoding")

@@ -42,6 +42,8 @@ import Testing
         let withCredentials = try #require(proxy("http://al%40ice:p%3Ass@proxy:8080"))
         #expect(withCredentials.credentials == TransportProxy.Credentials(user: "al@ice", password: "p:ss"))
         #expect(proxy("http://bob@proxy:8080")?.credentials == TransportProxy.Credentials(user: "bob", password: ""))
+        // Decoded once: an encoded percent sign stays a percent sign.
+        #expect(proxy("http://bob:p%2541@proxy:8080")?.credentials == TransportProxy.Credentials(user: "bob", password: "p%41"))
     }
 
     @Test func malformedProxyURLsAreIgnoredWithAWarning() {

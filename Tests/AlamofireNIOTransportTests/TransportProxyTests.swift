@@ -150,6 +150,29 @@ import Testing
         }
     }
 
+    /// A caller's `Proxy-Authorization` is for a proxy: it never reaches an origin, through a tunnel
+    /// or directly.
+    @Test func proxyFieldsNeverReachAnOrigin() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let proxy = try await ProxyServer.start()
+            let tunnelled = transport(["https_proxy": proxy.url.absoluteString], for: server)
+            let direct = transport([:], for: server)
+            defer {
+                tunnelled.shutdown()
+                direct.shutdown()
+            }
+            let headers: HTTPHeaders = ["Proxy-Authorization": "Basic c2VjcmV0", "Proxy-Connection": "keep-alive", "X-Kept": "yes"]
+            for (transport, url) in [(tunnelled, try #require(server.tlsURL(.valid, "/headers"))), (direct, server.url("/headers"))] {
+                let fetched = try await transport.fetch(TransportRequest(url: url, headers: headers))
+                let echoed = try #require(fetched.json["headers"] as? [String: String])
+                #expect(echoed["X-Kept"] == "yes")
+                #expect(echoed.keys.allSatisfy { !$0.lowercased().hasPrefix("proxy-") }, "\(echoed)")
+            }
+            #expect(proxy.statistics.tunnels.count == 1)
+            try await proxy.shutdown()
+        }
+    }
+
     @Test func anUnreachableProxyFailsWithoutFallingBackToADirectConnection() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let closed = try await ProxyServer.start()

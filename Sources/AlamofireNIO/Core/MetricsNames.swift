@@ -5,7 +5,9 @@ public import AlamofireNIOLoading
 /// declared by a module that imports FoundationNetworking, shadows Foundation's for code that
 /// imports AlamofireNIO, so `let metrics: URLSessionTaskMetrics? = response.metrics` and an
 /// `EventMonitor`'s `request(_:didGatherMetrics: URLSessionTaskMetrics)` mean AlamofireNIO's type.
+#if canImport(FoundationNetworking)
 public typealias URLSessionTaskMetrics = TaskMetrics
 
 /// Alamofire's name for one exchange's metrics: ``TransactionMetrics`` (see ``URLSessionTaskMetrics``).
 public typealias URLSessionTaskTransactionMetrics = TransactionMetrics
+#endif

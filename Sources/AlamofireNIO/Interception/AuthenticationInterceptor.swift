@@ -242,8 +242,9 @@ struct AuthenticationState<AuthenticatorType: Authenticator>: Sendable {
     }
 
     mutating func adapt(_ waiter: AdaptWaiter, now: TimeInterval) -> AdaptStep {
-        // A new request after a failed refresh starts over (Alamofire 5.12): if the server rejects
-        // it, its 401 may start a new refresh instead of failing with the old refresh's error.
+        // A request adapted after a failed refresh (a new one, or one retried for another reason)
+        // starts over (Alamofire 5.12): if the server rejects it, its 401 may start a new refresh
+        // instead of failing with the old refresh's error.
         if case .failed = refresh { refresh = .idle }
         // Requests wait only for a refresh started because the credential expired; one started by a
         // rejected request lets others go with the current credential (they are retried if rejected).

@@ -33,8 +33,8 @@ extension Session {
                 interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, fileManager: fileManager, session: self))
     }
 
-    /// An upload's request: a URL, method and headers, with no parameters.
-    func uploadRequest(
+    /// A request with a URL, method and headers, and no parameters (uploads and streams).
+    func parameterlessRequest(
         to url: any URLConvertible, method: HTTPMethod, headers: HTTPHeaders?, requestModifier: RequestModifier?
     ) -> any URLRequestConvertible {
         RequestEncodableConvertible<Empty>(

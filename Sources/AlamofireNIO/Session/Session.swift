@@ -190,7 +190,10 @@ open class Session: @unchecked Sendable {
     deinit {
         for request in unfinishedRequests.takeAll() { request.sessionDeinitialized() }
         transport.shutdown()
-        let session = urlSession.withLock { $0 } ?? makeURLSession()
+        // A URLSession (a libcurl handle on Linux) is made here only for monitors that hear of it.
+        let existing = urlSession.withLock { $0 }
+        guard existing != nil || eventMonitor.hears(.didBecomeInvalid) else { return }
+        let session = existing ?? makeURLSession()
         session.invalidateAndCancel()
         eventMonitor.urlSession(session, didBecomeInvalidWithError: nil)
     }
@@ -400,7 +403,7 @@ open class Session: @unchecked Sendable {
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
         upload(
-            data, with: uploadRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier),
+            data, with: parameterlessRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier),
             interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, fileManager: fileManager)
     }
 
@@ -422,7 +425,7 @@ open class Session: @unchecked Sendable {
         requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
         upload(
-            fileURL, with: uploadRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier),
+            fileURL, with: parameterlessRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier),
             interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, fileManager: fileManager)
     }
 
@@ -445,7 +448,7 @@ open class Session: @unchecked Sendable {
         interceptor: (any RequestInterceptor)? = nil, fileManager: FileManager = .default, requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
         upload(
-            stream, with: uploadRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier),
+            stream, with: parameterlessRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier),
             interceptor: interceptor, shouldAutomaticallyResume: nil, fileManager: fileManager)
     }
 
@@ -513,9 +516,7 @@ open class Session: @unchecked Sendable {
         automaticallyCancelOnStreamError: Bool = false, interceptor: (any RequestInterceptor)? = nil,
         shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
     ) -> DataStreamRequest {
-        let convertible = RequestEncodableConvertible<Empty>(
-            url: convertible, method: method, parameters: nil, encoder: URLEncodedFormParameterEncoder.default, headers: headers,
-            requestModifier: requestModifier)
+        let convertible = parameterlessRequest(to: convertible, method: method, headers: headers, requestModifier: requestModifier)
         return streamRequest(
             convertible, automaticallyCancelOnStreamError: automaticallyCancelOnStreamError, interceptor: interceptor,
             shouldAutomaticallyResume: shouldAutomaticallyResume)
@@ -575,7 +576,8 @@ open class Session: @unchecked Sendable {
         let formData = MultipartFormData(fileManager: fileManager)
         multipartFormData(formData)
         return upload(
-            multipartFormData: formData, with: uploadRequest(to: url, method: method, headers: headers, requestModifier: requestModifier),
+            multipartFormData: formData,
+            with: parameterlessRequest(to: url, method: method, headers: headers, requestModifier: requestModifier),
             usingThreshold: encodingMemoryThreshold, interceptor: interceptor, fileManager: fileManager)
     }
 
@@ -632,7 +634,7 @@ open class Session: @unchecked Sendable {
     ) -> UploadRequest {
         let upload = MultipartUpload(
             encodingMemoryThreshold: encodingMemoryThreshold,
-            request: uploadRequest(to: url, method: method, headers: headers, requestModifier: requestModifier),
+            request: parameterlessRequest(to: url, method: method, headers: headers, requestModifier: requestModifier),
             multipartFormData: multipartFormData, fileManager: fileManager)
         return self.upload(upload, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, fileManager: fileManager)
     }

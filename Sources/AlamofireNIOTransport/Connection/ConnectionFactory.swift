@@ -11,6 +11,14 @@ import NIOTLS
 import SwiftASN1
 import X509
 
+extension String {
+    /// The host as it goes in a URL or a `Host` field: an IPv6 address in brackets.
+    var bracketedIfIPv6: String {
+        // Byte by byte: Foundation's `contains` on strings goes through NSString.
+        utf8.contains(UInt8(ascii: ":")) ? "[\(self)]" : self
+    }
+}
+
 /// Where connections go: the pool keeps one set of connections per origin (and per proxy).
 struct Origin: Hashable, Sendable, CustomStringConvertible {
     var isTLS: Bool
@@ -39,8 +47,7 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 
     /// The `Host` header value: the port only when it is not the scheme's default.
     var hostHeader: String {
-        // Byte by byte: Foundation's `contains` on strings goes through NSString.
-        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        let name = host.bracketedIfIPv6
         return port == (isTLS ? 443 : 80) ? name : "\(name):\(port)"
     }
 

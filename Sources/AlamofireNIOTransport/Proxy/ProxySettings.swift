@@ -131,10 +131,8 @@ public struct ProxySettings: Sendable {
             throw MalformedProxyURL(reason: "\(text) has a path or query")
         }
         if let port = components.port, !(1...65535).contains(port) { throw MalformedProxyURL(reason: "\(text) has no valid port") }
-        let credentials = components.user.map { user in
-            TransportProxy.Credentials(
-                user: user.removingPercentEncoding ?? user, password: components.password.map { $0.removingPercentEncoding ?? $0 } ?? "")
-        }
+        // `user` and `password` are decoded once, by URLComponents.
+        let credentials = components.user.map { TransportProxy.Credentials(user: $0, password: components.password ?? "") }
         return TransportProxy(kind: kind, host: unbracketed(host), port: components.port ?? 1080, credentials: credentials)
     }
 

@@ -50,11 +50,22 @@ enum ProxyTunnel {
             channel.close(promise: nil)
             throw error
         }
+        // The proxy may close the connection between its answer and this step.
+        do {
+            try await removeHandlers(of: proxy, from: channel)
+        } catch {
+            channel.close(promise: nil)
+            throw TransportError.connectionLost("the tunnel through \(proxy) closed as it opened", error)
+        }
+    }
+
+    /// Removes the handlers that opened the tunnel; the HTTP decoder hands on any bytes it holds
+    /// past the proxy's answer.
+    private static func removeHandlers(of proxy: TransportProxy, from channel: any Channel) async throws {
         try await channel.eventLoop.submit {
             let pipeline = channel.pipeline.syncOperations
             switch proxy.kind {
             case .http:
-                // The decoder hands on any bytes it holds past the proxy's answer.
                 try pipeline.removeHandler(pipeline.handler(type: ConnectTunnelHandler.self), promise: nil)
                 try pipeline.removeHandler(pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self), promise: nil)
                 try pipeline.removeHandler(pipeline.handler(type: HTTPRequestEncoder.self), promise: nil)
@@ -85,7 +96,7 @@ enum ProxyTunnel {
 extension Origin {
     /// `host:port`, IPv6 in brackets: the target of a `CONNECT`.
     var authority: String {
-        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        let name = host.bracketedIfIPv6
         return "\(name):\(port)"
     }
 }

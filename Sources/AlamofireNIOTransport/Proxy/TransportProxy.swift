@@ -60,7 +60,7 @@ public struct TransportProxy: Sendable, Hashable, CustomStringConvertible {
             case .http: "http"
             case .socks5(let remote): remote ? "socks5h" : "socks5"
             }
-        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        let name = host.bracketedIfIPv6
         return "\(scheme)://\(name):\(port)"
     }
 }

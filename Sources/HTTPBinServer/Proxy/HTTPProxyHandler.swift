@@ -157,6 +157,7 @@ final class HTTPProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                     pipeline.removeHandler(context: context, promise: nil)
                     pipeline.removeHandler(decoder, promise: nil)
                 } catch {
+                    upstream.close(promise: nil)
                     client.close(promise: nil)
                 }
             }

@@ -86,6 +86,7 @@ final class SOCKSProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                     if received.readableBytes > 0 { upstream.writeAndFlush(received, promise: nil) }
                     pipeline.removeHandler(context: context, promise: nil)
                 } catch {
+                    upstream.close(promise: nil)
                     client.close(promise: nil)
                 }
             }
