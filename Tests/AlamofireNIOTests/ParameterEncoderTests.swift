@@ -88,10 +88,11 @@ import FoundationNetworking
             struct Boom: Error {}
             func encode(to encoder: any Encoder) throws { throw Boom() }
         }
+        // As in Alamofire: the JSON encoder reports a parameter *encoding* failure, the form encoder an encoder one.
         #expect {
             _ = try JSONParameterEncoder.default.encode(Failing(), into: request())
         } throws: { error in
-            guard case .parameterEncoderFailed(.encoderFailed(let underlying)) = error as? AFError else { return false }
+            guard case .parameterEncodingFailed(.jsonEncodingFailed(let underlying)) = error as? AFError else { return false }
             return underlying is Failing.Boom
         }
         #expect {

@@ -283,3 +283,22 @@ private final class RecordingSession: Session, @unchecked Sendable {
         requests.forEach { $0.cancel() }
     }
 }
+
+/// Alamofire's parameter encoders are open classes: a subclass can change how parameters are encoded.
+private final class UppercasingEncoder: JSONParameterEncoder, @unchecked Sendable {
+    override func encode<Parameters: Encodable>(_ parameters: Parameters?, into request: URLRequest) throws -> URLRequest {
+        var request = try super.encode(parameters, into: request)
+        request.httpBody = request.httpBody.map { Data(String(decoding: $0, as: UTF8.self).uppercased().utf8) }
+        return request
+    }
+}
+
+@Suite struct OpenEncoderTests {
+    @Test func aParameterEncoderSubclassIsUsed() throws {
+        let encoder: any ParameterEncoder = UppercasingEncoder()
+        let request = try encoder.encode(["name": "value"], into: URLRequest(url: "http://127.0.0.1/", method: .post))
+        #expect(request.httpBody.map { String(decoding: $0, as: UTF8.self) } == #"{"NAME":"VALUE"}"#)
+        let result: AFResult<Int> = .success(1)
+        #expect(try result.get() == 1)
+    }
+}

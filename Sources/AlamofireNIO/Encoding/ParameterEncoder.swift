@@ -13,7 +13,7 @@ public protocol ParameterEncoder: Sendable {
 }
 
 /// Encodes parameters as a JSON body, with `Content-Type: application/json` unless one is set.
-public final class JSONParameterEncoder: ParameterEncoder, @unchecked Sendable {
+open class JSONParameterEncoder: @unchecked Sendable, ParameterEncoder {
     /// A `JSONEncoder` with default settings.
     public static var `default`: JSONParameterEncoder { JSONParameterEncoder() }
 
@@ -39,13 +39,14 @@ public final class JSONParameterEncoder: ParameterEncoder, @unchecked Sendable {
         self.encoder = encoder
     }
 
-    public func encode<Parameters: Encodable & Sendable>(_ parameters: Parameters?, into request: URLRequest) throws -> URLRequest {
+    /// - Throws: `AFError.parameterEncodingFailed(reason: .jsonEncodingFailed(error:))`, as in Alamofire.
+    open func encode<Parameters: Encodable>(_ parameters: Parameters?, into request: URLRequest) throws -> URLRequest {
         guard let parameters else { return request }
         var request = request
         do {
             request.httpBody = try encoder.encode(parameters)
         } catch {
-            throw AFError.parameterEncoderFailed(reason: .encoderFailed(error: error))
+            throw AFError.parameterEncodingFailed(reason: .jsonEncodingFailed(error: error))
         }
         if request.headers["Content-Type"] == nil {
             request.headers.update(.contentType("application/json"))
@@ -55,7 +56,7 @@ public final class JSONParameterEncoder: ParameterEncoder, @unchecked Sendable {
 }
 
 /// Encodes parameters as `application/x-www-form-urlencoded` text, into the query or the body.
-public final class URLEncodedFormParameterEncoder: ParameterEncoder {
+open class URLEncodedFormParameterEncoder: @unchecked Sendable, ParameterEncoder {
     /// Where the encoded parameters go.
     public enum Destination: Sendable {
         /// The query for GET, HEAD and DELETE; the body for every other method.
@@ -90,7 +91,7 @@ public final class URLEncodedFormParameterEncoder: ParameterEncoder {
         self.destination = destination
     }
 
-    public func encode<Parameters: Encodable & Sendable>(_ parameters: Parameters?, into request: URLRequest) throws -> URLRequest {
+    open func encode<Parameters: Encodable>(_ parameters: Parameters?, into request: URLRequest) throws -> URLRequest {
         guard let parameters else { return request }
         var request = request
         guard let url = request.url else { throw AFError.parameterEncoderFailed(reason: .missingRequiredComponent(.url)) }

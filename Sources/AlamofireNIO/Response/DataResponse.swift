@@ -86,6 +86,9 @@ public struct DataResponse<Success, Failure: Error> {
 /// A `DataResponse` whose failure is an ``AFError``.
 public typealias AFDataResponse<Success> = DataResponse<Success, AFError>
 
+/// Default type of `Result` returned by Alamofire, with an ``AFError`` as its failure.
+public typealias AFResult<Success> = Result<Success, AFError>
+
 extension DataResponse: Sendable where Success: Sendable, Failure: Sendable {}
 
 extension DataResponse: CustomStringConvertible, CustomDebugStringConvertible {
