@@ -123,7 +123,8 @@ extension Request {
         }
         if processNow { underlyingQueue.async { self.processNextResponseSerializer() } }
         // Resumed after the statement adding the handler, as in Alamofire.
-        if canResume, shouldAutomaticallyResume ?? session?.startRequestsImmediately ?? false { resumeAutomatically() }
+        // Without its session (gone), the resume finishes the request with `.sessionDeinitialized`.
+        if canResume, shouldAutomaticallyResume ?? session?.startRequestsImmediately ?? true { resumeAutomatically() }
     }
 
     /// Runs `completion` on `queue`: inline when that is the serialization queue, where completions

@@ -1,8 +1,8 @@
 import Synchronization
 
-/// The requests a session made that have not finished, held weakly. When the session goes away they
-/// finish with `.sessionDeinitialized`, as Alamofire's do (started or not); a request nobody else
-/// holds is not kept alive for that. Entries of requests that went away unfinished are pruned as
+/// Requests a session made that will not resume on their own and have not finished, held weakly.
+/// When the session goes away they finish with `.sessionDeinitialized`, as Alamofire's do; a request
+/// nobody else holds is not kept alive for that. Entries of requests that went away unfinished are pruned as
 /// the registry grows.
 final class RequestRegistry: Sendable {
     private struct Entry {

@@ -41,7 +41,9 @@ extension Session {
 
     /// Starts setting a new request up when the session sets requests up eagerly.
     func prepare<R: Request>(_ request: R) -> R {
-        unfinishedRequests.add(request)
+        // A request that will not resume on its own is remembered, so that it finishes if the session
+        // goes first; one that will is in `activeRequests` once set up, and finishes on its own before.
+        if !(request.shouldAutomaticallyResume ?? startRequestsImmediately) { unfinishedRequests.add(request) }
         if requestSetup == .eager { request.setUpEagerly() }
         return request
     }

@@ -73,7 +73,8 @@ open class Session: @unchecked Sendable {
     let transport: HTTPTransport
     let loading: LoadingSession
     let activeRequests = Mutex<Set<Request>>([])
-    /// Every request made and not yet finished, held weakly, for ``deinit``.
+    /// Requests made that will not resume on their own, held weakly until they finish, for ``deinit``
+    /// (the others are in ``activeRequests`` once set up).
     let unfinishedRequests = RequestRegistry()
     private let urlSession: Mutex<URLSession?>
 
@@ -188,7 +189,8 @@ open class Session: @unchecked Sendable {
     /// `urlSession(_:didBecomeInvalidWithError:)` with no error. Requests hold their session weakly,
     /// so nothing but the user's references keeps it alive.
     deinit {
-        for request in unfinishedRequests.takeAll() { request.sessionDeinitialized() }
+        let unfinished = activeRequests.withLock { $0 }.union(unfinishedRequests.takeAll())
+        for request in unfinished { request.sessionDeinitialized() }
         transport.shutdown()
         // A URLSession (a libcurl handle on Linux) is made here only for monitors that hear of it.
         let existing = urlSession.withLock { $0 }
