@@ -239,6 +239,35 @@ import Testing
         try await silent.close()
     }
 
+    /// `socks5` resolves the origin here: the connect timeout bounds that lookup too. The lookup is
+    /// held until the request has failed, so the timeout, not the lookup, must end it.
+    @Test func theConnectTimeoutBoundsASocks5Lookup() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let proxy = try await ProxyServer.start()
+            let release = DispatchSemaphore(value: 0)
+            let lookupReturned = NIOLockedValueBox(false)
+            let transport = transport(["all_proxy": proxy.socksURL(resolvingRemotely: false).absoluteString], for: server) {
+                $0.lookup = { host, port in
+                    if host == "slow.test" {
+                        _ = release.wait(timeout: .now() + 10)
+                        lookupReturned.withLockedValue { $0 = true }
+                    }
+                    return [try SocketAddress(ipAddress: "127.0.0.1", port: port)]
+                }
+            }
+            defer { transport.shutdown() }
+            let error = await transportError {
+                try await transport.fetch(
+                    URL(string: "http://slow.test:\(server.port)/get")!, timeouts: TransportTimeouts(connect: .milliseconds(200)))
+            }
+            #expect(error?.code == .timedOut)
+            #expect(!lookupReturned.withLockedValue { $0 })
+            release.signal()
+            #expect(proxy.statistics.socksTargets.isEmpty)
+            try await proxy.shutdown()
+        }
+    }
+
     @Test func noProxyHostsAreReachedDirectly() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let proxy = try await ProxyServer.start()

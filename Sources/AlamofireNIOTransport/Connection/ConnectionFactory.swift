@@ -211,7 +211,7 @@ struct ConnectionFactory: Sendable {
         while true {
             let channel = try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
             do {
-                let target = try await socksTarget(for: origin, through: proxy)
+                let target = try await socksTarget(for: origin, through: proxy, deadline: deadline, on: channel.eventLoop)
                 try await withDeadline(deadline ?? .now() + ProxyTunnel.defaultTimeout, on: channel) {
                     try await ProxyTunnel.open(on: channel, to: origin, through: proxy, authorization: authorization, socksTarget: target)
                 }
@@ -234,14 +234,23 @@ struct ConnectionFactory: Sendable {
 
     /// What a SOCKS5 proxy is asked to connect to: the origin's name (`socks5h`), or its address,
     /// resolved here (`socks5`). Nil for an HTTP proxy.
-    private func socksTarget(for origin: Origin, through proxy: TransportProxy) async throws -> SOCKSAddress? {
+    private func socksTarget(
+        for origin: Origin, through proxy: TransportProxy, deadline: NIODeadline?, on eventLoop: any EventLoop
+    ) async throws -> SOCKSAddress? {
         guard case .socks5(let resolvesRemotely) = proxy.kind else { return nil }
         if let address = try? SocketAddress(ipAddress: origin.host, port: origin.port) { return .address(address) }
         if resolvesRemotely { return .domain(origin.host, port: origin.port) }
+        // The lookup blocks a thread-pool thread; the connect deadline ends the wait for it.
         let lookup = self.lookup
+        let resolved = eventLoop.makePromise(of: [SocketAddress].self)
+        let timer = deadline.map { deadline in
+            eventLoop.scheduleTask(deadline: deadline) { resolved.fail(TransportError.timedOut("resolving \(origin.host) for \(proxy)")) }
+        }
+        defer { timer?.cancel() }
+        resolved.completeWithTask { try await NIOThreadPool.singleton.runIfActive { try lookup(origin.host, origin.port) } }
         let addresses: [SocketAddress]
         do {
-            addresses = try await NIOThreadPool.singleton.runIfActive { try lookup(origin.host, origin.port) }
+            addresses = try await resolved.futureResult.get()
         } catch {
             throw (error as? TransportError) ?? TransportError(.cannotFindHost, "cannot resolve \(origin.host)", underlyingError: error)
         }
