@@ -119,6 +119,23 @@ import Testing
         }
     }
 
+    @Test func socks5CredentialsFromTheProxyURLAreUsedWhenTheProxyAsks() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let proxy = try await ProxyServer.start(.init(credentials: ("al", "p@ss")))
+            let good = transport(["all_proxy": "socks5h://al:p%40ss@127.0.0.1:\(proxy.port)"], for: server)
+            let wrong = transport(["all_proxy": "socks5h://al:nope@127.0.0.1:\(proxy.port)"], for: server)
+            let missing = transport(["all_proxy": proxy.socksURL(resolvingRemotely: true).absoluteString], for: server)
+            defer { [good, wrong, missing].forEach { $0.shutdown() } }
+            #expect(try await good.fetch(server.url("/get")).status == 200)
+            #expect(await transportError { try await wrong.fetch(server.url("/get")) }?.code == .userAuthenticationRequired)
+            #expect(await transportError { try await missing.fetch(server.url("/get")) }?.code == .userAuthenticationRequired)
+            #expect(proxy.statistics.authorizations == ["socks al:p@ss", "socks al:nope"])
+            #expect(proxy.statistics.authenticationChallenges == 2)
+            #expect(proxy.statistics.socksTargets.count == 1)
+            try await proxy.shutdown()
+        }
+    }
+
     @Test func credentialsFromTheProxyURLAreSentAsBasic() async throws {
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let proxy = try await ProxyServer.start(.init(credentials: ("al@ice", "s:cret")))

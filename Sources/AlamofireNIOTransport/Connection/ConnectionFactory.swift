@@ -5,7 +5,6 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
-import NIOSOCKS
 import NIOSSL
 import NIOTLS
 import SwiftASN1
@@ -236,10 +235,10 @@ struct ConnectionFactory: Sendable {
     /// resolved here (`socks5`). Nil for an HTTP proxy.
     private func socksTarget(
         for origin: Origin, through proxy: TransportProxy, deadline: NIODeadline?, on eventLoop: any EventLoop
-    ) async throws -> SOCKSAddress? {
+    ) async throws -> SOCKS5Handshake.Target? {
         guard case .socks5(let resolvesRemotely) = proxy.kind else { return nil }
         if let address = try? SocketAddress(ipAddress: origin.host, port: origin.port) { return .address(address) }
-        if resolvesRemotely { return .domain(origin.host, port: origin.port) }
+        if resolvesRemotely { return .name(origin.host, port: origin.port) }
         // The lookup blocks a thread-pool thread; the connect deadline ends the wait for it.
         let lookup = self.lookup
         let resolved = eventLoop.makePromise(of: [SocketAddress].self)

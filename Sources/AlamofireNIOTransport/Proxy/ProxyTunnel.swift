@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOSOCKS
 
 // A connection through a proxy is a socket to the proxy, then (for an `https` origin behind an
 // HTTP proxy, and for any origin behind a SOCKS5 proxy) a tunnel to the origin, then the origin's
@@ -22,7 +21,8 @@ enum ProxyTunnel {
     /// carries bytes to and from the origin, with the handlers it used removed.
     /// `authorization` is the `Proxy-Authorization` a `CONNECT` carries.
     static func open(
-        on channel: any Channel, to origin: Origin, through proxy: TransportProxy, authorization: String?, socksTarget: SOCKSAddress?
+        on channel: any Channel, to origin: Origin, through proxy: TransportProxy, authorization: String?,
+        socksTarget: SOCKS5Handshake.Target?
     ) async throws {
         let result = channel.eventLoop.makePromise(of: Void.self)
         let installed = channel.eventLoop.submit {
@@ -37,8 +37,7 @@ enum ProxyTunnel {
                 try pipeline.addHandler(ConnectTunnelHandler(authority: origin.authority, headers: headers, proxy: proxy, result: result))
             case .socks5:
                 guard let socksTarget else { throw TransportError(.unknown, "a SOCKS tunnel needs its target") }
-                try pipeline.addHandler(SOCKSClientHandler(targetAddress: socksTarget))
-                try pipeline.addHandler(SOCKSTunnelObserver(proxy: proxy, result: result))
+                try pipeline.addHandler(SOCKS5TunnelHandler(target: socksTarget, proxy: proxy, result: result))
             }
         }
         // A promise is never left pending: the handlers settle it, or the failure to install them does.
@@ -70,26 +69,10 @@ enum ProxyTunnel {
                 try pipeline.removeHandler(pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self), promise: nil)
                 try pipeline.removeHandler(pipeline.handler(type: HTTPRequestEncoder.self), promise: nil)
             case .socks5:
-                try pipeline.removeHandler(pipeline.handler(type: SOCKSTunnelObserver.self), promise: nil)
-                try pipeline.removeHandler(pipeline.handler(type: SOCKSClientHandler.self), promise: nil)
+                // It hands on any bytes the origin sent after the proxy's reply.
+                try pipeline.removeHandler(pipeline.handler(type: SOCKS5TunnelHandler.self), promise: nil)
             }
         }.get()
-    }
-
-    /// What a failure of the SOCKS handshake means, as URLSession would report it.
-    static func socksError(_ error: any Error, proxy: TransportProxy) -> TransportError {
-        switch error {
-        case let error as TransportError:
-            error
-        case let refused as SOCKSError.ConnectionFailed:
-            TransportError(
-                .cannotConnectToHost, "the SOCKS proxy \(proxy) could not connect to the origin (reply \(refused.reply.value))",
-                underlyingError: error)
-        case is SOCKSError.NoValidAuthenticationMethod, is SOCKSError.InvalidAuthenticationSelection:
-            TransportError(.userAuthenticationRequired, "the SOCKS proxy \(proxy) requires authentication", underlyingError: error)
-        default:
-            TransportError.badResponse("the SOCKS proxy \(proxy) answered what is not SOCKS5", error)
-        }
     }
 }
 
@@ -193,29 +176,70 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 }
 
-/// Waits for NIOSOCKS's handshake to end, or for the error or close that ends it instead.
-final class SOCKSTunnelObserver: ChannelInboundHandler, RemovableChannelHandler {
+/// Runs the SOCKS5 handshake (``SOCKS5Handshake``) on a channel connected to the proxy. Bytes that
+/// arrive after the proxy's reply are kept, and handed on when the handler is removed, to the
+/// handlers set up for the origin.
+final class SOCKS5TunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
+    private var handshake: SOCKS5Handshake
     private var finished = false
+    private var heldBack: [UInt8] = []
     private let proxy: TransportProxy
     private let result: EventLoopPromise<Void>
 
-    init(proxy: TransportProxy, result: EventLoopPromise<Void>) {
+    init(target: SOCKS5Handshake.Target, proxy: TransportProxy, result: EventLoopPromise<Void>) {
+        self.handshake = SOCKS5Handshake(target: target, credentials: proxy.credentials)
         self.proxy = proxy
         self.result = result
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is SOCKSProxyEstablishedEvent, !finished {
-            finished = true
-            result.succeed()
+    func handlerAdded(context: ChannelHandlerContext) {
+        perform(handshake.start(), context)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = unwrapInboundIn(data).readableBytesView
+        if finished {
+            heldBack.append(contentsOf: bytes)
+        } else {
+            perform(handshake.receive(bytes), context)
         }
-        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func perform(_ action: SOCKS5Handshake.Action, _ context: ChannelHandlerContext) {
+        switch action {
+        case .send(let bytes):
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+        case .wait:
+            break
+        case .established(let leftOver):
+            finished = true
+            heldBack = leftOver
+            result.succeed()
+        case .failed(let failure):
+            fail(error(for: failure), context)
+        }
+    }
+
+    private func error(for failure: SOCKS5Handshake.Failure) -> TransportError {
+        switch failure {
+        case .noAcceptableMethod:
+            let what = proxy.credentials == nil ? "requires credentials" : "accepts neither no authentication nor a user name and password"
+            return TransportError(.userAuthenticationRequired, "the SOCKS proxy \(proxy) \(what)")
+        case .authenticationFailed:
+            return TransportError(.userAuthenticationRequired, "the SOCKS proxy \(proxy) refused the user name and password")
+        case .refused(let reply):
+            return TransportError(.cannotConnectToHost, "the SOCKS proxy \(proxy) could not connect to the origin (reply \(reply))")
+        case .malformed:
+            return TransportError.badResponse("the SOCKS proxy \(proxy) answered what is not SOCKS5")
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(ProxyTunnel.socksError(error, proxy: proxy), context)
+        fail(TransportError.connectionLost("the SOCKS proxy \(proxy) failed", error), context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -225,6 +249,11 @@ final class SOCKSTunnelObserver: ChannelInboundHandler, RemovableChannelHandler 
 
     func handlerRemoved(context: ChannelHandlerContext) {
         fail(TransportError.connectionLost("the SOCKS tunnel was abandoned before it opened"), context)
+        guard !heldBack.isEmpty else { return }
+        let bytes = heldBack
+        heldBack = []
+        context.fireChannelRead(wrapInboundOut(context.channel.allocator.buffer(bytes: bytes)))
+        context.fireChannelReadComplete()
     }
 
     private func fail(_ error: TransportError, _ context: ChannelHandlerContext) {

@@ -10,7 +10,8 @@ import NIOPosix
 ///
 /// With ``Configuration/credentials`` set, forwarded requests and `CONNECT`s without a matching
 /// `Proxy-Authorization` (Basic, or Digest with ``AuthenticationScheme/digest``) get `407` with a
-/// `Proxy-Authenticate` challenge for the realm `proxy`. SOCKS5 is spoken without authentication.
+/// `Proxy-Authenticate` challenge for the realm `proxy`, and SOCKS5 clients must authenticate with
+/// the user name and password (RFC 1929).
 public final class ProxyServer: Sendable {
     /// How the proxy answers `CONNECT`, for the fault tests.
     public enum ConnectBehavior: Sendable {
@@ -34,7 +35,7 @@ public final class ProxyServer: Sendable {
 
     /// The proxy's settings.
     public struct Configuration: Sendable {
-        /// The user name and password the proxy requires from HTTP clients; nil requires none.
+        /// The user name and password the proxy requires (HTTP and SOCKS5 clients); nil requires none.
         public var credentials: (user: String, password: String)?
         /// How it asks for them.
         public var authenticationScheme: AuthenticationScheme
@@ -166,7 +167,8 @@ private final class ProxyProtocolSniffer: ChannelInboundHandler, RemovableChanne
         do {
             let pipeline = context.pipeline.syncOperations
             if first == 5 {
-                try pipeline.addHandler(SOCKSProxyHandler(recorder: recorder), position: .after(self))
+                try pipeline.addHandler(
+                    SOCKSProxyHandler(recorder: recorder, credentials: configuration.credentials), position: .after(self))
             } else {
                 let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
                 try pipeline.addHandler(decoder, position: .after(self))

@@ -1,23 +1,26 @@
 import NIOCore
 
-/// The SOCKS5 side of the test proxy (RFC 1928, no authentication, `CONNECT` only): reads the
-/// greeting and the request, connects to the target (resolving a name itself), answers, and from
-/// then on relays bytes both ways.
+/// The SOCKS5 side of the test proxy (RFC 1928, `CONNECT` only; with credentials configured, user
+/// name and password authentication, RFC 1929): reads the greeting and the request, connects to the
+/// target (resolving a name itself), answers, and from then on relays bytes both ways.
 final class SOCKSProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
     private enum State {
         case greeting
+        case authentication
         case request
         case connecting
     }
 
     private let recorder: ProxyRecorder
+    private let credentials: (user: String, password: String)?
     private var state = State.greeting
     private var received = ByteBuffer()
 
-    init(recorder: ProxyRecorder) {
+    init(recorder: ProxyRecorder, credentials: (user: String, password: String)?) {
         self.recorder = recorder
+        self.credentials = credentials
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -27,17 +30,51 @@ final class SOCKSProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .greeting:
             // VER, NMETHODS, METHODS...
             guard received.readableBytes >= 2, let count = received.getInteger(at: received.readerIndex + 1, as: UInt8.self),
-                received.readableBytes >= 2 + Int(count)
+                let methods = received.getBytes(at: received.readerIndex + 2, length: Int(count))
             else { return }
             received.moveReaderIndex(forwardBy: 2 + Int(count))
-            state = .request
-            context.writeAndFlush(NIOAny(ByteBuffer(bytes: [5, 0])), promise: nil)
-            if received.readableBytes > 0 { readRequest(context: context) }
+            if credentials == nil {
+                state = .request
+                context.writeAndFlush(NIOAny(ByteBuffer(bytes: [5, 0])), promise: nil)
+            } else if methods.contains(2) {
+                state = .authentication
+                context.writeAndFlush(NIOAny(ByteBuffer(bytes: [5, 2])), promise: nil)
+            } else {
+                recorder.update { $0.authenticationChallenges += 1 }
+                return write([5, 0xFF], context: context, thenClose: true)
+            }
+            if received.readableBytes > 0 { channelRead(context: context, data: NIOAny(ByteBuffer())) }
+        case .authentication:
+            readCredentials(context: context)
         case .request:
             readRequest(context: context)
         case .connecting:
             break
         }
+    }
+
+    /// VER 1, ULEN, UNAME, PLEN, PASSWD.
+    private func readCredentials(context: ChannelHandlerContext) {
+        var view = received
+        guard view.readInteger(as: UInt8.self) != nil, let userLength = view.readInteger(as: UInt8.self),
+            let user = view.readString(length: Int(userLength)), let passwordLength = view.readInteger(as: UInt8.self),
+            let password = view.readString(length: Int(passwordLength))
+        else { return }
+        received = view
+        recorder.update { $0.authorizations.append("socks \(user):\(password)") }
+        guard let credentials, credentials.user == user, credentials.password == password else {
+            recorder.update { $0.authenticationChallenges += 1 }
+            return write([1, 1], context: context, thenClose: true)
+        }
+        state = .request
+        context.writeAndFlush(NIOAny(ByteBuffer(bytes: [1, 0])), promise: nil)
+        if received.readableBytes > 0 { readRequest(context: context) }
+    }
+
+    private func write(_ bytes: [UInt8], context: ChannelHandlerContext, thenClose: Bool) {
+        let channel = context.channel
+        let written = channel.writeAndFlush(ByteBuffer(bytes: bytes))
+        if thenClose { written.whenComplete { _ in channel.close(promise: nil) } }
     }
 
     /// VER, CMD, RSV, ATYP, DST.ADDR, DST.PORT.
