@@ -132,8 +132,6 @@ struct OCSPResponderClient: OCSPRequester {
     let networkAccessDisabled: Bool
     let requirePositiveResponse: Bool
 
-    /// The transport for every OCSP query, apart from any session's.
-    private static let transport = HTTPTransport()
     private static let maximumResponseSize = 256 * 1024
 
     func query(request: [UInt8], uri: String) async -> OCSPRequesterQueryResult {
@@ -144,8 +142,11 @@ struct OCSPResponderClient: OCSPRequester {
         let transportRequest = TransportRequest(
             method: .POST, url: url, headers: ["Content-Type": "application/ocsp-request", "Accept": "application/ocsp-response"],
             body: .bytes(ByteBuffer(bytes: request)), timeouts: .init(connect: .seconds(10), idle: .seconds(10), total: nil))
+        // A transport of the query's own, shut down after it: no state outlives the evaluation.
+        let transport = HTTPTransport()
+        defer { transport.shutdown() }
         do {
-            let response = try await Self.transport.execute(transportRequest, collectingUpTo: Self.maximumResponseSize)
+            let response = try await transport.execute(transportRequest, collectingUpTo: Self.maximumResponseSize)
             guard response.head.status == .ok else { return unanswered("the OCSP responder answered \(response.head.status.code)") }
             return .response(Array(buffer: response.body))
         } catch {
