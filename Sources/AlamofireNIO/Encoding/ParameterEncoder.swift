@@ -8,7 +8,8 @@ public import Foundation
 /// Encodes `Encodable` parameters into a `URLRequest`.
 public protocol ParameterEncoder: Sendable {
     /// The request with `parameters` encoded into it; nil parameters leave it as it is.
-    /// - Throws: ``AFError/parameterEncoderFailed(reason:)``.
+    /// - Throws: an ``AFError``: `parameterEncoderFailed` (a form encoder, a missing URL or method) or
+    ///   `parameterEncodingFailed(.jsonEncodingFailed)` (the JSON encoder), as in Alamofire.
     func encode<Parameters: Encodable & Sendable>(_ parameters: Parameters?, into request: URLRequest) throws -> URLRequest
 }
 

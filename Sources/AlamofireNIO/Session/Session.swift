@@ -184,8 +184,9 @@ open class Session: @unchecked Sendable {
         urlSession.withLock { $0 = session }
     }
 
-    /// As in Alamofire: every request not finished (started or not) finishes with
-    /// `AFError.sessionDeinitialized`, then the session is invalidated and the monitors hear
+    /// As in Alamofire: every request set up and not finished, and every one that will not resume on
+    /// its own, finishes with `AFError.sessionDeinitialized` (one that resumes on its own finishes so
+    /// when it does); then the session is invalidated and the monitors hear
     /// `urlSession(_:didBecomeInvalidWithError:)` with no error. Requests hold their session weakly,
     /// so nothing but the user's references keeps it alive.
     deinit {

@@ -78,8 +78,9 @@ struct SOCKS5Handshake {
             }
         case .awaitingAuthentication:
             guard received.count >= 2 else { return .wait }
-            let status = received[1]
+            let (version, status) = (received[0], received[1])
             received.removeFirst(2)
+            guard version == 1 else { return fail(.malformed) }
             guard status == 0 else { return fail(.authenticationFailed) }
             state = .awaitingReply
             return .send(connectRequest())
