@@ -20,19 +20,6 @@ public let AF = Session.default
 /// Requests run on AlamofireNIO's own loading layer and transport instead of a `URLSession`; the
 /// configuration's headers, timeouts and per-host connection limit apply.
 open class Session: @unchecked Sendable {
-    /// Type describing the timing of `Request` setup after creation.
-    public enum RequestSetup: Sendable {
-        /// Calls the needed lifetime methods on created `Request`s only after they have `resume` called. `Request`s are
-        /// inert upon creation.
-        case lazy
-        /// Calls the needed lifetime methods on created `Request`s immediately upon creation. Default in Alamofire
-        /// versions before 5.11.
-        ///
-        /// - Warning: May lead to races between `Request.resume()` and various lifetime events. Not recommended except
-        ///            for backward compatibility.
-        case eager
-    }
-
     /// Shared singleton instance used by all `AF.request` APIs. Cannot be modified.
     public static let `default` = Session()
 
@@ -76,7 +63,8 @@ open class Session: @unchecked Sendable {
     /// Requests made that will not resume on their own, held weakly until they finish, for ``deinit``
     /// (the others are in ``activeRequests`` once set up).
     let unfinishedRequests = RequestRegistry()
-    private let urlSession: Mutex<URLSession?>
+    /// The ``session`` once made (or given to `init(session:…)`).
+    let urlSession: Mutex<URLSession?>
 
     /// Creates a `Session` from a `URLSessionConfiguration`.
     ///
@@ -163,27 +151,6 @@ open class Session: @unchecked Sendable {
         self.loading = LoadingSession(transport: transport, configuration: configuration)
     }
 
-    /// Creates a `Session` from an existing `URLSession`: its configuration applies, and it is the ``session`` the
-    /// event monitors see. It loads nothing; AlamofireNIO's transport does.
-    ///
-    /// - Parameters: as ``init(configuration:delegate:rootQueue:startRequestsImmediately:requestSetup:requestQueue:serializationQueue:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:additionalTrustRoots:clientIdentity:allowsHTTP2:eventLoopGroup:logger:)``,
-    ///   with `session` in place of `configuration`.
-    public convenience init(
-        session: URLSession, delegate: SessionDelegate, rootQueue: DispatchQueue, startRequestsImmediately: Bool = true,
-        requestSetup: RequestSetup = .lazy, requestQueue: DispatchQueue? = nil, serializationQueue: DispatchQueue? = nil,
-        interceptor: (any RequestInterceptor)? = nil, serverTrustManager: ServerTrustManager? = nil,
-        redirectHandler: (any RedirectHandler)? = nil, cachedResponseHandler: (any CachedResponseHandler)? = nil,
-        eventMonitors: [any EventMonitor] = [AlamofireNotifications()]
-    ) {
-        self.init(
-            configuration: session.configuration, delegate: delegate, rootQueue: rootQueue,
-            startRequestsImmediately: startRequestsImmediately,
-            requestSetup: requestSetup, requestQueue: requestQueue, serializationQueue: serializationQueue, interceptor: interceptor,
-            serverTrustManager: serverTrustManager, redirectHandler: redirectHandler, cachedResponseHandler: cachedResponseHandler,
-            eventMonitors: eventMonitors)
-        urlSession.withLock { $0 = session }
-    }
-
     /// As in Alamofire: every request set up and not finished, and every one that will not resume on
     /// its own, finishes with `AFError.sessionDeinitialized` (one that resumes on its own finishes so
     /// when it does); then the session is invalidated and the monitors hear
@@ -199,27 +166,6 @@ open class Session: @unchecked Sendable {
         let session = existing ?? makeURLSession()
         session.invalidateAndCancel()
         eventMonitor.urlSession(session, didBecomeInvalidWithError: nil)
-    }
-
-    /// The `URLSession` Alamofire would make: this session's ``delegate`` and a delegate queue on
-    /// ``rootQueue``, one operation at a time.
-    private func makeURLSession() -> URLSession {
-        let delegateQueue = OperationQueue()
-        delegateQueue.maxConcurrentOperationCount = 1
-        delegateQueue.underlyingQueue = rootQueue
-        delegateQueue.name = "\(rootQueue.label).sessionDelegate"
-        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
-    }
-
-    /// The `URLSession` passed to the event monitors' URLSession events: it carries ``configuration`` but loads
-    /// nothing. Made the first time it is needed.
-    public var session: URLSession {
-        urlSession.withLock { session in
-            if let session { return session }
-            let made = makeURLSession()
-            session = made
-            return made
-        }
     }
 
     // MARK: Data requests
