@@ -56,7 +56,7 @@ public final class HTTPTransport: Sendable {
     /// The settings this transport was made with.
     public let configuration: Configuration
     private let eventLoopGroup: any EventLoopGroup
-    private let factory: ConnectionFactory
+    let factory: ConnectionFactory
     private let pools = NIOLockedValueBox<[Origin: ConnectionPool]>([:])
     fileprivate let nextRequestID = NIOLockedValueBox(0)
     fileprivate let logger: Logger
@@ -229,7 +229,7 @@ public final class HTTPTransport: Sendable {
         return (exchange.with(head: answeredHead), discarded)
     }
 
-    private static func transportError(_ error: any Error) -> TransportError {
+    static func transportError(_ error: any Error) -> TransportError {
         switch error {
         case let error as TransportError: error
         case let retryable as RetryableExchangeError: retryable.error
@@ -351,7 +351,7 @@ public final class HTTPTransport: Sendable {
     }
 
     /// The head as sent: the caller's fields, plus `Host` and the body's framing.
-    private static func head(for request: TransportRequest, origin: Origin, bodyLength: Int64?) throws -> HTTPRequestHead {
+    static func head(for request: TransportRequest, origin: Origin, bodyLength: Int64?) throws -> HTTPRequestHead {
         var target = request.url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = request.url.query(percentEncoded: true) { target += "?" + query }

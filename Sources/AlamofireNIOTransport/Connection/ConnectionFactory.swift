@@ -27,6 +27,9 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     var clientIdentity: TransportClientIdentity?
     /// The proxy connections to this origin go through; part of the pool's key.
     var proxy: TransportProxy?
+    /// Whether the connection carries a WebSocket: HTTP/1.1 only (ALPN offers no `h2`), and through
+    /// an HTTP proxy by a `CONNECT` tunnel even for plain `ws`.
+    var isWebSocket = false
 
     init(url: URL, clientIdentity: TransportClientIdentity? = nil, proxy: TransportProxy? = nil) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
@@ -42,7 +45,7 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether requests go to an HTTP proxy in absolute form (`http` through an HTTP proxy).
-    var isForwardedByProxy: Bool { !isTLS && proxy?.isHTTP == true }
+    var isForwardedByProxy: Bool { !isTLS && !isWebSocket && proxy?.isHTTP == true }
 
     /// The `Host` header value: the port only when it is not the scheme's default.
     var hostHeader: String {
@@ -75,8 +78,12 @@ struct ConnectionFactory: Sendable {
     /// Made when the first https connection needs them: reading the system's roots takes tens of
     /// milliseconds, which a session that only speaks plain HTTP should not pay.
     private let tlsSetup: LazyTLSSetup
-    /// Contexts for requests that present a client identity of their own.
-    private let identityContexts = NIOLockedValueBox<[TransportClientIdentity: NIOSSLContext]>([:])
+    /// Contexts for connections that present a client identity of their own or offer HTTP/1.1 only.
+    private let otherContexts = NIOLockedValueBox<[ContextKey: NIOSSLContext]>([:])
+    private struct ContextKey: Hashable {
+        var identity: TransportClientIdentity?
+        var offersHTTP2: Bool
+    }
     let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
     let logger: Logger
     /// How long an HTTP/2 server may take to send its SETTINGS when no connect timeout applies.
@@ -126,15 +133,18 @@ struct ConnectionFactory: Sendable {
     }
 
     /// The context and roots for a connection to `origin`: the transport's, or one made (once) for
-    /// the origin's own client identity.
+    /// the origin's own client identity, or for a WebSocket (which must not be offered `h2`).
     private func tlsSetup(for origin: Origin) throws -> (context: NIOSSLContext, anchors: TrustAnchors) {
         let setup = try tlsSetup.value.get()
-        guard let identity = origin.clientIdentity, identity != tls.clientIdentity else { return setup }
-        return try identityContexts.withLockedValue { contexts in
-            if let context = contexts[identity] { return (context, setup.anchors) }
+        let identity = origin.clientIdentity ?? tls.clientIdentity
+        let key = ContextKey(identity: identity, offersHTTP2: offersHTTP2 && !origin.isWebSocket)
+        guard key != ContextKey(identity: tls.clientIdentity, offersHTTP2: offersHTTP2) else { return setup }
+        return try otherContexts.withLockedValue { contexts in
+            if let context = contexts[key] { return (context, setup.anchors) }
             do {
-                let context = try NIOSSLContext(configuration: Self.clientConfiguration(tls, identity: identity, offersHTTP2: offersHTTP2))
-                contexts[identity] = context
+                let context = try NIOSSLContext(
+                    configuration: Self.clientConfiguration(tls, identity: identity, offersHTTP2: key.offersHTTP2))
+                contexts[key] = context
                 return (context, setup.anchors)
             } catch {
                 throw TransportError(.secureConnectionFailed, "the client certificate is not usable", underlyingError: error)
@@ -148,6 +158,40 @@ struct ConnectionFactory: Sendable {
     func makeConnection(
         id: Int, origin: Origin, connectTimeout: TimeAmount?, delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
     ) async throws -> EstablishedConnection {
+        let opened = try await openChannel(to: origin, connectTimeout: connectTimeout)
+        let deadline = opened.deadline
+        do {
+            switch try await install(on: opened.channel, origin: origin, id: id, metrics: opened.metrics, delegate: delegate).get() {
+            case .http1(let connection):
+                return EstablishedConnection(connection: connection, version: .http1, maximumStreams: 1)
+            case .http2(let connection, let ready):
+                // Ready once the server's first SETTINGS say how many streams it allows; a server that
+                // never sends them must not hold the origin's only connection attempt for good.
+                let settingsDeadline = deadline ?? .now() + Self.settingsTimeout
+                let maximumStreams = try await withDeadline(settingsDeadline, on: opened.channel) { try await ready.get() }
+                return EstablishedConnection(connection: connection, version: .http2, maximumStreams: maximumStreams)
+            }
+        } catch {
+            throw setUpFailure(error, of: opened)
+        }
+    }
+
+    /// A connected channel, secured when the origin is `https`, with nothing of HTTP on it yet (a
+    /// TLS channel keeps its ``TLSHandshakeObserver``, which holds back what the server sends until
+    /// the caller has set up its handlers and removed it).
+    struct OpenedChannel: Sendable {
+        let channel: any Channel
+        let origin: Origin
+        var metrics: ExchangeMetrics
+        /// When the connect timeout ends, if one applies.
+        let deadline: NIODeadline?
+        /// The first error after the TLS handshake (an alert refusing the client's certificate).
+        let errorAfterHandshake: NIOLockedValueBox<(any Error)?>
+    }
+
+    /// Connects (through the proxy, if any) and performs the TLS handshake, recording the timings;
+    /// `connectTimeout` bounds it.
+    func openChannel(to origin: Origin, connectTimeout: TimeAmount?) async throws -> OpenedChannel {
         if origin.isTLS {
             // The first https connection makes the TLS context and reads the system's roots: on the
             // thread pool (it blocks), and before the connect timeout and metrics start.
@@ -160,42 +204,41 @@ struct ConnectionFactory: Sendable {
         let channel = try await connectChannel(to: origin, deadline: deadline, metrics: &metrics)
         // A TLS 1.3 server judges the client's certificate after the client's handshake is done:
         // its alert can end the connection while it is set up.
-        let errorAfterHandshake = NIOLockedValueBox<(any Error)?>(nil)
+        var opened = OpenedChannel(
+            channel: channel, origin: origin, metrics: metrics, deadline: deadline, errorAfterHandshake: NIOLockedValueBox(nil))
         do {
             var negotiated: String?
             if origin.isTLS {
-                metrics.secureConnectionStart = .now()
-                negotiated = try await handshake(on: channel, origin: origin, deadline: deadline, errorAfterHandshake: errorAfterHandshake)
-                metrics.secureConnectionEnd = .now()
+                opened.metrics.secureConnectionStart = .now()
+                negotiated = try await handshake(
+                    on: channel, origin: origin, deadline: deadline, errorAfterHandshake: opened.errorAfterHandshake)
+                opened.metrics.secureConnectionEnd = .now()
             }
-            metrics.localAddress = channel.localAddress?.ipAddress
-            metrics.localPort = channel.localAddress?.port
-            metrics.remoteAddress = channel.remoteAddress?.ipAddress
-            metrics.remotePort = channel.remoteAddress?.port
-            metrics.isProxyConnection = origin.proxy != nil
-            metrics.networkProtocolName = negotiated == "h2" ? "h2" : "http/1.1"
-            switch try await install(on: channel, origin: origin, id: id, metrics: metrics, delegate: delegate).get() {
-            case .http1(let connection):
-                return EstablishedConnection(connection: connection, version: .http1, maximumStreams: 1)
-            case .http2(let connection, let ready):
-                // Ready once the server's first SETTINGS say how many streams it allows; a server that
-                // never sends them must not hold the origin's only connection attempt for good.
-                let settingsDeadline = deadline ?? .now() + Self.settingsTimeout
-                let maximumStreams = try await withDeadline(settingsDeadline, on: channel) { try await ready.get() }
-                return EstablishedConnection(connection: connection, version: .http2, maximumStreams: maximumStreams)
-            }
+            opened.metrics.localAddress = channel.localAddress?.ipAddress
+            opened.metrics.localPort = channel.localAddress?.port
+            opened.metrics.remoteAddress = channel.remoteAddress?.ipAddress
+            opened.metrics.remotePort = channel.remoteAddress?.port
+            opened.metrics.isProxyConnection = origin.proxy != nil
+            opened.metrics.networkProtocolName = negotiated == "h2" ? "h2" : "http/1.1"
+            return opened
         } catch {
-            channel.close(promise: nil)
-            let presentsCertificate = presentsCertificate(to: origin)
-            // The observer's note (or, in the handshake's own failure, its cause), or (once HTTP/2 had taken over from it) the connection's own error.
-            let candidates = [errorAfterHandshake.withLockedValue { $0 }, (error as? TransportError)?.underlyingError ?? error]
-            for candidate in candidates {
-                if let refused = ClientCertificateAlert.transportError(for: candidate, presentedCertificate: presentsCertificate) {
-                    throw refused
-                }
-            }
-            throw (error as? TransportError) ?? .connectionLost("the connection failed while it was set up", error)
+            throw setUpFailure(error, of: opened)
         }
+    }
+
+    /// Closes a channel whose set-up failed and says why: a refused client certificate when an
+    /// alert says so, else the error itself.
+    func setUpFailure(_ error: any Error, of opened: OpenedChannel) -> any Error {
+        opened.channel.close(promise: nil)
+        let presentsCertificate = presentsCertificate(to: opened.origin)
+        // The observer's note (or, in the handshake's own failure, its cause), or (once HTTP/2 had taken over from it) the connection's own error.
+        let candidates = [opened.errorAfterHandshake.withLockedValue { $0 }, (error as? TransportError)?.underlyingError ?? error]
+        for candidate in candidates {
+            if let refused = ClientCertificateAlert.transportError(for: candidate, presentedCertificate: presentsCertificate) {
+                return refused
+            }
+        }
+        return (error as? TransportError) ?? .connectionLost("the connection failed while it was set up", error)
     }
 
     /// Connects to the origin, or to its proxy and through the tunnel to the origin. A `CONNECT`

@@ -183,7 +183,9 @@ final class ActiveExchange: @unchecked Sendable {
     }
 
     /// The size of the request head on the wire.
-    var headByteCount: Int64 {
+    var headByteCount: Int64 { Self.headByteCount(head) }
+
+    static func headByteCount(_ head: HTTPRequestHead) -> Int64 {
         var count = head.method.rawValue.utf8.count + head.uri.utf8.count + 12  // " ", " HTTP/1.1\r\n"
         for (name, value) in head.headers { count += name.utf8.count + value.utf8.count + 4 }
         return Int64(count + 2)

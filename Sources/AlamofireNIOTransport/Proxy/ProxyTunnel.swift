@@ -14,7 +14,7 @@ enum ProxyTunnel {
 
     /// Whether connections to `origin` through `proxy` need a tunnel.
     static func isNeeded(for origin: Origin, through proxy: TransportProxy) -> Bool {
-        origin.isTLS || !proxy.isHTTP
+        origin.isTLS || origin.isWebSocket || !proxy.isHTTP
     }
 
     /// Sends `CONNECT` (HTTP proxy) or runs the SOCKS5 handshake, and returns once the channel
