@@ -44,6 +44,8 @@ extension LoadingTask {
 
     func receiveBody() {
         switch destination {
+        case .webSocket:
+            readWebSocket()
         case .memory:
             receiveCollectedBody()
         case .stream:

@@ -50,6 +50,9 @@ package final class LoadingTask: Sendable {
         case stream
         /// Written to a new file in `directory`, handed over with `didFinishDownloadingTo`.
         case file(directory: URL)
+        /// A WebSocket (`ws`, `wss`, or `http`/`https` upgraded): once the server switches protocols,
+        /// its messages are handed over with `didReceive message` until it closes.
+        case webSocket(subprotocols: [String], maximumMessageSize: Int)
     }
 
     struct State: @unchecked Sendable {
@@ -124,6 +127,10 @@ package final class LoadingTask: Sendable {
         var resumable: DownloadResumption?
         /// Hears the resumption a cancel produced.
         var resumeDataHandler: (@Sendable (DownloadResumption?) -> Void)?
+        /// The open WebSocket, from the handshake until the task completes.
+        var webSocket: TransportWebSocket?
+        /// Whether its messages are being read yet.
+        var isReadingWebSocket = false
 
         var snapshot: Snapshot {
             let status: Status =
@@ -295,14 +302,15 @@ package final class LoadingTask: Sendable {
             return loadThroughProtocol(protocolClass, request: request, body: body, generation: generation)
         }
         if LocalResource.isLocal(url) { return loadLocalResource(url, for: request, generation: generation) }
+        if case .webSocket(let subprotocols, let maximumMessageSize) = destination {
+            let options = TransportWebSocketOptions(subprotocols: subprotocols, maximumMessageSize: maximumMessageSize)
+            return openWebSocket(request, options: options, authorization: authorization, generation: generation)
+        }
         guard ["http", "https"].contains(url.scheme?.lowercased()) else {
             return exchangeFailed(URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         }
-        // Cookies go on the wire only, as with URLSession: the task's requests do not show them.
         var sent = request
-        session.cookiePolicy.prepare(&sent)
-        // So does a challenge's answer.
-        if let authorization { sent.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        prepareForWire(&sent, authorization: authorization)
         // And a revalidation's conditions.
         for validator in validators { sent.setValue(validator.value, forHTTPHeaderField: validator.name) }
         // And a resumed download's range.
@@ -323,6 +331,9 @@ package final class LoadingTask: Sendable {
         }
         state.withLock { $0.sentHeaders = transportRequest.headers }
         switch destination {
+        case .webSocket:
+            // Opened above, before any of this.
+            exchangeFailed(URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         case .memory:
             let handle = session.transport.execute(transportRequest, collectingUpTo: LoadingSession.maximumBodySize) { outcome in
                 switch outcome {
@@ -380,6 +391,13 @@ package final class LoadingTask: Sendable {
         }
     }
 
+    /// Adds what goes on the wire only, as with URLSession (the task's requests do not show it): the
+    /// cookies and a challenge's answer.
+    func prepareForWire(_ request: inout URLRequest, authorization: String?) {
+        session.cookiePolicy.prepare(&request)
+        if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
+    }
+
     /// Records how to stop the work just started, unless newer work has started since (a fast
     /// exchange may already have led to the next hop) or the task has completed; a cancel that came
     /// meanwhile did not see it, so it is applied now.
@@ -410,6 +428,7 @@ package final class LoadingTask: Sendable {
             state.cancelWork = nil
             state.streamedResponse = nil
             state.collectedBody = nil
+            state.webSocket = nil
             if !state.hopRecorded {
                 // An exchange that failed or was cancelled still counts, with its response if one
                 // came, as URLSession reports a refused connection or a cancelled download.

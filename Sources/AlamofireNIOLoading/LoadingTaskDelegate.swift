@@ -69,6 +69,17 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
         _ task: LoadingTask, willCacheResponse proposedResponse: CachedURLResponse,
         completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void)
 
+    /// A WebSocket task's server switched protocols (with the subprotocol it chose, if any): its
+    /// messages follow.
+    func loadingTask(_ task: LoadingTask, didOpenWebSocketWithProtocol protocol: String?)
+
+    /// A WebSocket message arrived; the task reads the next one after ``loadingTaskAwaitsBodyDemand(_:)``.
+    func loadingTask(_ task: LoadingTask, didReceive message: URLSessionWebSocketTask.Message)
+
+    /// The WebSocket's server closed it with `code` (`.noStatusReceived` when it gave none) and
+    /// `reason`; the task then completes.
+    func loadingTask(_ task: LoadingTask, didCloseWith code: URLSessionWebSocketTask.CloseCode, reason: Data?)
+
     /// The task's metrics: one transaction per exchange, a failed one included (none when the task
     /// was cancelled before its first exchange).
     func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics)
@@ -113,6 +124,12 @@ extension LoadingTaskDelegate {
     ) { completionHandler(proposedResponse) }
 
     package func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics) {}
+
+    package func loadingTask(_ task: LoadingTask, didOpenWebSocketWithProtocol protocol: String?) {}
+
+    package func loadingTask(_ task: LoadingTask, didReceive message: URLSessionWebSocketTask.Message) {}
+
+    package func loadingTask(_ task: LoadingTask, didCloseWith code: URLSessionWebSocketTask.CloseCode, reason: Data?) {}
 }
 
 /// What to do with a response whose head has arrived (URLSession's `ResponseDisposition`, reduced
