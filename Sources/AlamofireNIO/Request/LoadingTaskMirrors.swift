@@ -11,10 +11,10 @@ import FoundationNetworking
 // response, error and byte counts read the `LoadingTask` that does the work, and whose `resume()`,
 // `suspend()` and `cancel()` act on it. One is made only when something asks for it.
 //
-// Swift cannot share overrides between classes, so the three kinds repeat the same one-line
+// Swift cannot share overrides between classes, so the four kinds repeat the same one-line
 // forwards; the reading itself is in `LoadingTaskMirror`.
 
-/// What the task stand-ins read and do, shared by the three kinds.
+/// What the task stand-ins read and do, shared by the four kinds.
 struct LoadingTaskMirror: @unchecked Sendable {
     let task: LoadingTask
 
@@ -104,4 +104,31 @@ final class LoadingDownloadTask: URLSessionDownloadTask, @unchecked Sendable {
         let completionHandler = UncheckedSendable(completionHandler)
         mirror.task.cancel(producingResumeData: { completionHandler.value($0?.encoded()) })
     }
+}
+
+/// The `URLSessionWebSocketTask` of a WebSocket request.
+final class LoadingWebSocketTask: URLSessionWebSocketTask, @unchecked Sendable {
+    let mirror: LoadingTaskMirror
+
+    init(_ task: LoadingTask) {
+        mirror = LoadingTaskMirror(task: task)
+        super.init()
+    }
+
+    override var taskIdentifier: Int { mirror.task.taskIdentifier }
+    override var originalRequest: URLRequest? { mirror.task.originalRequest }
+    override var currentRequest: URLRequest? { mirror.snapshot.currentRequest }
+    override var response: URLResponse? { mirror.snapshot.response }
+    override var error: (any Error)? {
+        get { mirror.snapshot.error }
+        set {}  // Read-write in FoundationNetworking's declaration; the loading task has the error.
+    }
+    override var state: URLSessionTask.State { mirror.state }
+    override var countOfBytesSent: Int64 { mirror.snapshot.countOfBytesSent }
+    override var countOfBytesExpectedToSend: Int64 { mirror.snapshot.countOfBytesExpectedToSend }
+    override var countOfBytesReceived: Int64 { mirror.snapshot.countOfBytesReceived }
+    override var countOfBytesExpectedToReceive: Int64 { mirror.snapshot.countOfBytesExpectedToReceive }
+    override func resume() { mirror.task.resume() }
+    override func suspend() { mirror.task.suspend() }
+    override func cancel() { mirror.task.cancel() }
 }

@@ -42,6 +42,8 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
     private(set) var phase: Phase = .notStarted
     private(set) var error: AFError?
     private(set) var retryCount = 0
+    /// Whether a WebSocket request was closed (see ``close()``).
+    private(set) var isClosed = false
     private var serializers: [Work] = []
     private var completions: [Work] = []
 
@@ -112,6 +114,20 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
         }
     }
 
+    /// A WebSocket request's `close(sending:reason:)`: cancelled like `cancel()`, but without an
+    /// error, as Alamofire's `didClose` leaves none; the cancellation the closing task reports is
+    /// not recorded either (see ``loadCompleted(error:)``).
+    mutating func close() -> CancelAction {
+        guard state.canTransitionTo(.cancelled) else { return .none }
+        state = .cancelled
+        isClosed = true
+        switch phase {
+        case .loading(let task): return .cancelTask(task)
+        case .finishing, .finished: return .notify
+        case .notStarted, .creatingRequest, .validating, .awaitingRetryDecision, .waitingToRetry: return .finish
+        }
+    }
+
     /// The session that made the request went away (Alamofire's `finishRequestsForDeinit`): unless
     /// it is finishing already, the request finishes with `.sessionDeinitialized`, its state left as
     /// it is; a running task is cancelled and its completion finishes it, with no retry.
@@ -158,6 +174,7 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
     /// The loading task completed; returns the request's error (the load's, unless one came first).
     mutating func loadCompleted(error loadError: AFError?) -> AFError? {
         if case .loading = phase { phase = .validating }
+        if isClosed, case .sessionTaskFailed(let failure as URLError) = loadError, failure.code == .cancelled { return error }
         if error == nil { error = loadError }
         return error
     }

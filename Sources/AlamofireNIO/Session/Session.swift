@@ -493,6 +493,73 @@ open class Session: @unchecked Sendable {
                 shouldAutomaticallyResume: shouldAutomaticallyResume, session: self))
     }
 
+    // MARK: WebSocketRequest
+
+    /// Creates a `WebSocketRequest` to `url` (`ws`, `wss`, `http` or `https`).
+    ///
+    /// - Parameters:
+    ///   - url:                       `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - configuration:             `WebSocketRequest.Configuration`. `.default` by default.
+    ///   - headers:                   `HTTPHeaders` value to be added to the handshake. `nil` by default.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the request. `nil` by default.
+    ///   - shouldAutomaticallyResume: Whether the request should resume after the first handler is added. `nil` by
+    ///                                default: the session's `startRequestsImmediately`.
+    ///   - requestModifier:           `RequestModifier` applied to the `URLRequest`. `nil` by default.
+    /// - Returns:                     The `WebSocketRequest`.
+    @_spi(WebSocket) open func webSocketRequest(
+        to url: any URLConvertible, configuration: WebSocketRequest.Configuration = .default, headers: HTTPHeaders? = nil,
+        interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
+    ) -> WebSocketRequest {
+        webSocketRequest(
+            to: url, configuration: configuration, parameters: Empty?.none, encoder: URLEncodedFormParameterEncoder.default,
+            headers: headers,
+            interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, requestModifier: requestModifier)
+    }
+
+    /// Creates a `WebSocketRequest` to `url`, with `parameters` encoded into the handshake by `encoder`.
+    ///
+    /// - Parameters:
+    ///   - url:                       `URLConvertible` value to be used as the `URLRequest`'s `URL`.
+    ///   - configuration:             `WebSocketRequest.Configuration`. `.default` by default.
+    ///   - parameters:                `Encodable` value encoded into the `URLRequest`. `nil` by default.
+    ///   - encoder:                   `ParameterEncoder` used. `URLEncodedFormParameterEncoder.default` by default.
+    ///   - headers:                   `HTTPHeaders` value to be added to the handshake. `nil` by default.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the request. `nil` by default.
+    ///   - shouldAutomaticallyResume: Whether the request should resume after the first handler is added. `nil` by
+    ///                                default: the session's `startRequestsImmediately`.
+    ///   - requestModifier:           `RequestModifier` applied to the `URLRequest`. `nil` by default.
+    /// - Returns:                     The `WebSocketRequest`.
+    @_spi(WebSocket) open func webSocketRequest<Parameters: Encodable & Sendable>(
+        to url: any URLConvertible, configuration: WebSocketRequest.Configuration = .default, parameters: Parameters? = nil,
+        encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default, headers: HTTPHeaders? = nil,
+        interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
+    ) -> WebSocketRequest {
+        let convertible = RequestEncodableConvertible(
+            url: url, method: .get, parameters: parameters, encoder: encoder, headers: headers, requestModifier: requestModifier)
+        return webSocketRequest(
+            performing: convertible, configuration: configuration, interceptor: interceptor,
+            shouldAutomaticallyResume: shouldAutomaticallyResume)
+    }
+
+    /// Creates a `WebSocketRequest` from a `URLRequestConvertible` value.
+    ///
+    /// - Parameters:
+    ///   - convertible:               `URLRequestConvertible` value used to create the `URLRequest`.
+    ///   - configuration:             `WebSocketRequest.Configuration`. `.default` by default.
+    ///   - interceptor:               `RequestInterceptor` value to be used by the request. `nil` by default.
+    ///   - shouldAutomaticallyResume: Whether the request should resume after the first handler is added. `nil` by
+    ///                                default: the session's `startRequestsImmediately`.
+    /// - Returns:                     The `WebSocketRequest`.
+    @_spi(WebSocket) open func webSocketRequest(
+        performing convertible: any URLRequestConvertible, configuration: WebSocketRequest.Configuration = .default,
+        interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil
+    ) -> WebSocketRequest {
+        prepare(
+            WebSocketRequest(
+                convertible: convertible, configuration: configuration, underlyingQueue: rootQueue, serializationQueue: serializationQueue,
+                eventMonitor: eventMonitor, interceptor: interceptor, shouldAutomaticallyResume: shouldAutomaticallyResume, session: self))
+    }
+
     // MARK: Multipart uploads
 
     /// Creates an `UploadRequest` for the multipart form data built by a closure, using a `URLRequest` from the

@@ -142,7 +142,23 @@ extension SessionDelegate: LoadingTaskDelegate {
     }
 
     package func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async {
-        await (request(for: task) as? DataStreamRequest)?.awaitDemand()
+        switch request(for: task) {
+        case let request as DataStreamRequest: await request.awaitDemand()
+        case let request as WebSocketRequest: await request.awaitDemand()
+        default: break
+        }
+    }
+
+    package func loadingTask(_ task: LoadingTask, didOpenWebSocketWithProtocol protocol: String?) {
+        (request(for: task) as? WebSocketRequest)?.didConnect(protocol: `protocol`)
+    }
+
+    package func loadingTask(_ task: LoadingTask, didReceive message: URLSessionWebSocketTask.Message) {
+        (request(for: task) as? WebSocketRequest)?.didReceiveMessage(message)
+    }
+
+    package func loadingTask(_ task: LoadingTask, didCloseWith code: URLSessionWebSocketTask.CloseCode, reason: Data?) {
+        (request(for: task) as? WebSocketRequest)?.didDisconnect(closeCode: code, reason: reason)
     }
 
     package func loadingTask(_ task: LoadingTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {

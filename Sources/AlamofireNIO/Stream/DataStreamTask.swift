@@ -150,13 +150,24 @@ final class StreamFeed<Element: Sendable>: Sendable {
     /// Yields `element`: its delivery is reported at once, its bytes released once the consumer has
     /// taken it (or is gone).
     func yield(_ element: Element, receipt: ChunkReceipt) {
+        yield(element, released: receipt.released, handled: receipt.handled, delivered: receipt.delivered)
+    }
+
+    /// Yields `element`, calling `release` once the consumer has taken it (or is gone).
+    func yield(_ element: Element, releasing release: @escaping @Sendable () -> Void) {
+        yield(element, released: release, handled: release, delivered: {})
+    }
+
+    private func yield(
+        _ element: Element, released: @escaping @Sendable () -> Void, handled: () -> Void, delivered: () -> Void
+    ) {
         let accepted = state.withLock { state in
-            if !state.terminated { state.pending.append(receipt.released) }
+            if !state.terminated { state.pending.append(released) }
             return !state.terminated
         }
-        guard accepted else { return receipt.handled() }
+        guard accepted else { return handled() }
         let result = continuation.yield(element)
-        receipt.delivered()
+        delivered()
         switch result {
         case .enqueued: break
         // The buffering policy dropped an element: it will never be taken.
