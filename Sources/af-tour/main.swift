@@ -1,4 +1,4 @@
-import AlamofireNIO
+@_spi(WebSocket) import AlamofireNIO
 import Foundation
 import HTTPBinServer
 
@@ -448,6 +448,28 @@ step(
     "\(summary(throughProxy.result)); isProxyConnection \(throughProxy.metrics?.transactionMetrics.last?.isProxyConnection ?? false), "
         + "the proxy forwarded \(proxy.statistics.forwardedRequests.count) request")
 try await proxy.shutdown()
+
+section("WebSockets (Alamofire's @_spi(WebSocket) API)")
+// The bundled WebSocket server on loopback: its echo endpoint sends every message back.
+let webSockets = try await WebSocketTestServer.start()
+let socketTask = AF.webSocketRequest(to: webSockets.url("echo")).webSocketTask()
+for await event in socketTask.streamingMessageEvents() {
+    switch event.kind {
+    case .connected(let chosen):
+        step(".connected", "subprotocol \(chosen ?? "none")")
+        try await socketTask.send(.string("Hello, WebSocket"))
+    case .receivedMessage(.string(let text)):
+        step(".receivedMessage", text)
+        socketTask.close(sending: .normalClosure)
+    case .disconnected(let code, _):
+        step(".disconnected", "close code \(code.rawValue)")
+    case .completed(let completion):
+        step(".completed", "response \(completion.response?.statusCode ?? 0), error \(completion.error.map { "\($0)" } ?? "none")")
+    default:
+        break
+    }
+}
+try await webSockets.shutdown()
 
 section("Descriptions")
 let described = AF.request("\(base)/post", method: .post, parameters: ["a": "b"], encoder: JSONParameterEncoder.default)
