@@ -34,21 +34,24 @@ public final class TransportWebSocket: Sendable {
     /// ``TransportError`` when the WebSocket is closing or closed. Messages are sent in the order
     /// of the calls.
     public func send(_ message: TransportWebSocketMessage, completion: @escaping @Sendable ((any Error)?) -> Void) {
-        let promise = eventLoop.makePromise(of: Void.self)
-        promise.futureResult.whenComplete { result in
-            if case .failure(let error) = result { completion(error) } else { completion(nil) }
-        }
+        let promise = promise(reportingTo: completion)
         eventLoop.execute { [handler] in handler.value.send(message, promise: promise) }
     }
 
     /// Sends a ping, then calls `completion` (on the event loop) when the pong arrives, or with the
     /// ``TransportError`` when the WebSocket closes first.
     public func ping(completion: @escaping @Sendable ((any Error)?) -> Void) {
+        let promise = promise(reportingTo: completion)
+        eventLoop.execute { [handler] in handler.value.ping(promise: promise) }
+    }
+
+    /// A promise that calls `completion` with nil or its error.
+    private func promise(reportingTo completion: @escaping @Sendable ((any Error)?) -> Void) -> EventLoopPromise<Void> {
         let promise = eventLoop.makePromise(of: Void.self)
         promise.futureResult.whenComplete { result in
             if case .failure(let error) = result { completion(error) } else { completion(nil) }
         }
-        eventLoop.execute { [handler] in handler.value.ping(promise: promise) }
+        return promise
     }
 
     /// Starts the close handshake: sends a close frame with `code` and `reason`; the server's

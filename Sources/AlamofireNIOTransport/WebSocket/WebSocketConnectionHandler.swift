@@ -66,7 +66,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     func read(context: ChannelHandlerContext) {
-        if wantsEvents {
+        if wantsEvents || !machine.mayHoldReads {
             context.read()
         } else {
             heldRead = true
@@ -168,13 +168,25 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             guard let context = self.context else { return }
             end(machine.closeTimedOut(), context)
         }
+        // The server's answer is read whatever the reader's pace.
+        if heldRead {
+            heldRead = false
+            context.read()
+        }
     }
 
     func cancel() {
-        guard let context, machine.cancelled() else { return }
-        var payload = context.channel.allocator.buffer(capacity: 2)
-        payload.write(webSocketErrorCode: .goingAway)
-        context.writeAndFlush(wrapOutboundOut(Self.frame(.connectionClose, payload)), promise: nil)
+        guard let context else { return }
+        switch machine.cancelled() {
+        case .closed:
+            return
+        case .open:
+            var payload = context.channel.allocator.buffer(capacity: 2)
+            payload.write(webSocketErrorCode: .goingAway)
+            context.writeAndFlush(wrapOutboundOut(Self.frame(.connectionClose, payload)), promise: nil)
+        case .closeSent:
+            break
+        }
         finish(.cancelled, context)
     }
 

@@ -93,12 +93,16 @@ struct WebSocketConnectionStateMachine {
         return true
     }
 
-    /// The client abandons the connection: whether it was still open (a close frame is then sent
-    /// as a courtesy, without waiting).
-    mutating func cancelled() -> Bool {
+    /// The client abandons the connection: the state it was in (an open one is sent a close frame as
+    /// a courtesy, without waiting; a closed one needs nothing).
+    mutating func cancelled() -> State {
         defer { state = .closed }
-        return state != .closed
+        return state
     }
+
+    /// Whether reads may be held back while the reader lags: not once the client has closed, when
+    /// the server's answer must be read before the close times out.
+    var mayHoldReads: Bool { state == .open }
 
     /// The TCP connection closed, or failed with `error`.
     mutating func connectionEnded(error: (any Error)? = nil) -> EndAction? {

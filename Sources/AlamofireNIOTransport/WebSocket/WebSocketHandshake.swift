@@ -39,7 +39,7 @@ extension HTTPTransport {
             head.headers.replaceOrAdd(name: "Sec-WebSocket-Protocol", value: options.subprotocols.joined(separator: ", "))
         }
         let handshakeHead = head
-        let opened = try await factory.openChannel(to: origin, connectTimeout: request.timeouts.connect)
+        let opened = try await openChannelCancellably(to: origin, connectTimeout: request.timeouts.connect)
         let channel = opened.channel
         do {
             try Task.checkCancellation()
@@ -59,6 +59,81 @@ extension HTTPTransport {
         } catch {
             throw factory.setUpFailure(error, of: opened)
         }
+    }
+}
+
+extension HTTPTransport {
+    /// Opens the channel, returning at once when the calling task is cancelled (with `.cancelled`):
+    /// connecting, a proxy tunnel and a TLS handshake end only at their deadline otherwise. A
+    /// channel that opens after the cancel is closed.
+    private func openChannelCancellably(
+        to origin: Origin, connectTimeout: TimeAmount?
+    ) async throws -> ConnectionFactory.OpenedChannel {
+        let race = FirstResult<ConnectionFactory.OpenedChannel>()
+        let factory = self.factory
+        let opening = Task {
+            do {
+                let opened = try await factory.openChannel(to: origin, connectTimeout: connectTimeout)
+                if !race.deliver(.success(opened)) { opened.channel.close(promise: nil) }
+            } catch {
+                race.deliver(.failure(error))
+            }
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { race.wait(with: $0) }
+        } onCancel: {
+            opening.cancel()
+            race.deliver(.failure(TransportError.cancelled))
+        }
+    }
+}
+
+/// The first of several results racing to one waiter (which may start waiting before or after it).
+final class FirstResult<Value: Sendable>: Sendable {
+    private enum State {
+        case idle
+        case waiting(CheckedContinuation<Value, any Error>)
+        case ready(Result<Value, any Error>)
+        case delivered
+    }
+
+    private let state = NIOLockedValueBox(State.idle)
+
+    /// Hands `result` to the waiter (now, or when it starts waiting) unless a result came first;
+    /// returns whether it will be the one delivered.
+    @discardableResult
+    func deliver(_ result: Result<Value, any Error>) -> Bool {
+        let (waiter, accepted) = state.withLockedValue { state -> (CheckedContinuation<Value, any Error>?, Bool) in
+            switch state {
+            case .idle:
+                state = .ready(result)
+                return (nil, true)
+            case .waiting(let waiter):
+                state = .delivered
+                return (waiter, true)
+            case .ready, .delivered:
+                return (nil, false)
+            }
+        }
+        waiter?.resume(with: result)
+        return accepted
+    }
+
+    /// Starts waiting (once).
+    func wait(with continuation: CheckedContinuation<Value, any Error>) {
+        let ready = state.withLockedValue { state -> Result<Value, any Error>? in
+            switch state {
+            case .idle:
+                state = .waiting(continuation)
+                return nil
+            case .ready(let result):
+                state = .delivered
+                return result
+            case .waiting, .delivered:
+                return .failure(TransportError(.unknown, "a result was waited for twice"))
+            }
+        }
+        if let ready { continuation.resume(with: ready) }
     }
 }
 
@@ -263,18 +338,27 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     }
 }
 
-/// Holds back what arrives (reads and the end of the connection) until it is removed, then hands
-/// it on in order.
+/// Holds back what arrives (reads, errors and the end of the connection) until it is removed,
+/// then hands it on in order.
 final class InboundHoldingHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
-    private var held: [NIOAny] = []
+    private enum Held {
+        case read(NIOAny)
+        case error(any Error)
+    }
+
+    private var held: [Held] = []
     private var sawInactive = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        held.append(data)
+        held.append(.read(data))
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {}
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        held.append(.error(error))
+    }
 
     func channelInactive(context: ChannelHandlerContext) {
         sawInactive = true
@@ -283,7 +367,12 @@ final class InboundHoldingHandler: ChannelInboundHandler, RemovableChannelHandle
     func handlerRemoved(context: ChannelHandlerContext) {
         let held = self.held
         self.held = []
-        for data in held { context.fireChannelRead(data) }
+        for item in held {
+            switch item {
+            case .read(let data): context.fireChannelRead(data)
+            case .error(let error): context.fireErrorCaught(error)
+            }
+        }
         if !held.isEmpty { context.fireChannelReadComplete() }
         if sawInactive { context.fireChannelInactive() }
     }
