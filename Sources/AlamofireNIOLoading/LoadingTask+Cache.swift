@@ -12,7 +12,8 @@ import FoundationNetworking
 extension LoadingTask {
     /// Looks the request up and goes on as the cache policy says: serve, revalidate, load, or fail.
     func lookUpCache() {
-        // A URL protocol is given the request as it is.
+        // A URL protocol is given the request as it is; a WebSocket is never cached.
+        if case .webSocket = destination { return perform(state.withLock { $0.machine.cacheMissed() }) }
         if URLProtocolLoad.protocolClass(for: originalRequest, among: session.protocolClasses) != nil {
             return perform(state.withLock { $0.machine.cacheMissed() })
         }

@@ -31,24 +31,20 @@ extension LoadingTask {
         state.withLock { $0.sentHeaders = transportRequest.headers }
         let work = Task {
             do {
-                switch try await session.transport.openWebSocket(transportRequest, options: options) {
-                case .upgraded(let socket):
-                    let wire = ReceivedResponse(head: socket.response, url: url)
-                    let transaction = TransactionMetrics(socket.metrics, request: request, response: wire, clock: wallClock)
-                    let outcome = await withStorageWrites(for: socket.response, response: wire, request: policyRequest) {
-                        self.outcome(of: socket.response, wire: wire, request: policyRequest)
+                let handshake = try await session.transport.openWebSocket(transportRequest, options: options)
+                let (head, metrics, socket): (HTTPResponseHead, ExchangeMetrics, TransportWebSocket?) =
+                    switch handshake {
+                    case .upgraded(let socket): (socket.response, socket.metrics, socket)
+                    case .refused(let collected): (collected.head, collected.completion.metrics, nil)
                     }
-                    decide(outcome.response, outcome.verdict) { state in
-                        state.webSocket = socket
-                        state.transactions.append(transaction)
-                    }
-                case .refused(let collected):
-                    let wire = ReceivedResponse(head: collected.head, url: url)
-                    let transaction = TransactionMetrics(collected.completion.metrics, request: request, response: wire, clock: wallClock)
-                    let outcome = await withStorageWrites(for: collected.head, response: wire, request: policyRequest) {
-                        self.outcome(of: collected.head, wire: wire, request: policyRequest)
-                    }
-                    decide(outcome.response, outcome.verdict) { $0.transactions.append(transaction) }
+                let wire = ReceivedResponse(head: head, url: url)
+                let transaction = TransactionMetrics(metrics, request: request, response: wire, clock: wallClock)
+                let outcome = await withStorageWrites(for: head, response: wire, request: policyRequest) {
+                    self.outcome(of: head, wire: wire, request: policyRequest)
+                }
+                decide(outcome.response, outcome.verdict) { state in
+                    state.webSocket = socket
+                    state.transactions.append(transaction)
                 }
             } catch {
                 exchangeFailed(LoadingSession.urlError(error, url: url))
@@ -99,9 +95,6 @@ extension LoadingTask {
     private var openSocket: TransportWebSocket? {
         state.withLock { $0.isReadingWebSocket ? $0.webSocket : nil }
     }
-
-    /// Whether the WebSocket is open (its messages are being read).
-    package var isWebSocketOpen: Bool { openSocket != nil }
 
     /// Sends a message, then calls `completion` with nil or the `URLError` (`.networkConnectionLost`
     /// when the WebSocket is not open). Messages go in the order of the calls.

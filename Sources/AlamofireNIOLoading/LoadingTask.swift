@@ -298,14 +298,16 @@ package final class LoadingTask: Sendable {
         guard let url = request.url else {
             return exchangeFailed(URLError(.badURL))
         }
-        if let protocolClass = URLProtocolLoad.protocolClass(for: request, among: session.protocolClasses) {
-            return loadThroughProtocol(protocolClass, request: request, body: body, generation: generation)
-        }
-        if LocalResource.isLocal(url) { return loadLocalResource(url, for: request, generation: generation) }
+        // A WebSocket is always opened on the network: no URL protocol, local resource or cache
+        // answers it, as with URLSessionWebSocketTask.
         if case .webSocket(let subprotocols, let maximumMessageSize) = destination {
             let options = TransportWebSocketOptions(subprotocols: subprotocols, maximumMessageSize: maximumMessageSize)
             return openWebSocket(request, options: options, authorization: authorization, generation: generation)
         }
+        if let protocolClass = URLProtocolLoad.protocolClass(for: request, among: session.protocolClasses) {
+            return loadThroughProtocol(protocolClass, request: request, body: body, generation: generation)
+        }
+        if LocalResource.isLocal(url) { return loadLocalResource(url, for: request, generation: generation) }
         guard ["http", "https"].contains(url.scheme?.lowercased()) else {
             return exchangeFailed(URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         }
@@ -332,7 +334,7 @@ package final class LoadingTask: Sendable {
         state.withLock { $0.sentHeaders = transportRequest.headers }
         switch destination {
         case .webSocket:
-            // Opened above, before any of this.
+            // Opened above, before any of this: unreachable, and harmless if it were reached.
             exchangeFailed(URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         case .memory:
             let handle = session.transport.execute(transportRequest, collectingUpTo: LoadingSession.maximumBodySize) { outcome in
@@ -423,12 +425,17 @@ package final class LoadingTask: Sendable {
 
     private func complete(_ failure: LoadingTaskStateMachine.Failure?) {
         let (resumption, resumeDataHandler) = settleDownloadFile(failure)
+        // A WebSocket left open (the task cancelled, or its response refused, before its messages
+        // were read) is closed now.
+        state.withLock { state in
+            defer { state.webSocket = nil }
+            return state.webSocket
+        }?.cancel()
         let (currentURL, transactions, exchangeError, redirects) = state.withLock { state in
             // Nothing more will run: drop what the task held, a body not read included.
             state.cancelWork = nil
             state.streamedResponse = nil
             state.collectedBody = nil
-            state.webSocket = nil
             if !state.hopRecorded {
                 // An exchange that failed or was cancelled still counts, with its response if one
                 // came, as URLSession reports a refused connection or a cancelled download.
