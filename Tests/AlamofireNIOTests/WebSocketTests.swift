@@ -422,4 +422,92 @@ import FoundationNetworking
             #expect(closing.all == ["connected(nil)", "text(closing)", "disconnected(1000,nil)", "completed"])
         }
     }
+
+    @Test func aFinishedRequestIsReleasedWithItsHandlers() async throws {
+        try await Self.withServer { server in
+            let session = keepAlive(Session())
+            let log = EventLog()
+            weak var released: WebSocketRequest?
+            do {
+                let request = session.webSocketRequest(to: server.url("close", query: "code=1000"))
+                request.streamMessageEvents(on: queue, handler: log.record)
+                request.streamDecodable(String.self, on: queue) { _ in }
+                released = request
+            }
+            try await log.waitForCompletion()
+            // The serialization queue lets go of it once the last delivery has run.
+            for _ in 0..<200 where released != nil { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(released == nil)
+        }
+    }
+
+    @Test func cancellingWhileTheTLSHandshakeHangsEndsAtOnce() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = keepAlive(Session())
+            let log = EventLog()
+            var components = URLComponents(url: server.faultURL("/hang"), resolvingAgainstBaseURL: false)!
+            components.scheme = "wss"
+            let request = session.webSocketRequest(to: components.url!).streamMessageEvents(on: queue, handler: log.record)
+            try await Task.sleep(for: .milliseconds(100))
+            let cancelled = ContinuousClock.now
+            request.cancel()
+            try await log.waitForCompletion(seconds: 10)
+            #expect(ContinuousClock.now - cancelled < .seconds(2))
+            #expect(log.all == ["completed"])
+            #expect(log.completed?.error?.isExplicitlyCancelledError == true)
+        }
+    }
+
+    @Test func closingBeforeTheConnectionOpensFinishesWithoutAnError() async throws {
+        try await Self.withServer { server in
+            let session = keepAlive(Session())
+            let log = EventLog()
+            let request = session.webSocketRequest(to: server.url("echo"), shouldAutomaticallyResume: false)
+            request.streamMessageEvents(on: queue, handler: log.record)
+            request.close(sending: .normalClosure)
+            try await log.waitForCompletion()
+            #expect(log.all == ["completed"])
+            #expect(log.completed?.error == nil)
+            #expect(request.isCancelled)
+        }
+    }
+
+    @Test func closingTellsTheMonitorsOfTheCancelAndOfTheTasksAsAlamofireDoes() async throws {
+        try await Self.withServer { server in
+            let heard = Mutex<[String]>([])
+            let monitor = ClosureEventMonitor(queue: DispatchQueue(label: "monitor"))
+            monitor.requestDidCancel = { _ in heard.withLock { $0.append("didCancel") } }
+            monitor.requestDidCancelTask = { _, task in heard.withLock { $0.append("didCancelTask(\(task is URLSessionWebSocketTask))") } }
+            let session = keepAlive(Session(eventMonitors: [monitor]))
+            let log = EventLog()
+            session.webSocketRequest(to: server.url("echo")).streamMessageEvents(on: queue) { event in
+                log.record(event)
+                if case .connected = event.kind { event.close(sending: .goingAway) }
+            }
+            try await log.waitForCompletion()
+            #expect(log.all == ["connected(nil)", "disconnected(1001,nil)", "completed"])
+            #expect(log.completed?.error == nil)
+            #expect(heard.withLock { $0 } == ["didCancel", "didCancelTask(true)"])
+        }
+    }
+
+    @Test func sendingAfterTheRequestFinishedFailsInsteadOfWaiting() async throws {
+        try await Self.withServer { server in
+            let session = keepAlive(Session())
+            let request = session.webSocketRequest(to: server.url("close", query: "code=1000"))
+            let task = request.webSocketTask()
+            let events = try await withTimeout {
+                var count = 0
+                for await _ in task.streamingMessageEvents() { count += 1 }
+                return count
+            }
+            #expect(events == 4)
+            do {
+                try await withTimeout { try await task.send(.string("too late")) }
+                Issue.record("a send after the end succeeded")
+            } catch {
+                #expect((error.asAFError?.underlyingError as? URLError)?.code == .networkConnectionLost, "\(error)")
+            }
+        }
+    }
 }

@@ -14,8 +14,18 @@ extension Request {
     /// - Returns: The instance.
     @discardableResult
     public func cancel() -> Self {
+        cancel(deciding: { $0.cancel() }, stopping: { self.cancelLoadingTask($0) })
+        return self
+    }
+
+    /// Cancels as the machine decides (a `cancel()`, or a WebSocket's close): the monitors hear of
+    /// it first, then of the task's cancel as `stop` stops it, or the request finishes at once.
+    func cancel(
+        deciding decide: (inout RequestStateMachine<LoadingTask>) -> RequestStateMachine<LoadingTask>.CancelAction,
+        stopping stop: @escaping @Sendable (LoadingTask) -> Void
+    ) {
         decideThenPerform { state in
-            let action = state.machine.cancel()
+            let action = decide(&state.machine)
             if case .none = action { return [] }
             // Told first, so monitors hear of the cancel before the events it causes.
             let tellCancelled: @Sendable () -> Void = { self.monitor(posting: Request.didCancelNotification)?.requestDidCancel(self) }
@@ -29,14 +39,13 @@ extension Request {
                         self.tellTaskEvent(.requestDidCancelTask, Request.didCancelTaskNotification) {
                             $0.request(self, didCancelTask: self.sessionTask(for: task))
                         }
-                        self.cancelLoadingTask(task)
+                        stop(task)
                     },
                 ]
             case .finish:
                 return [tellCancelled, { self.underlyingQueue.async { self.finish() } }]
             }
         }
-        return self
     }
 
     /// The session went away: the request finishes with `.sessionDeinitialized` unless it is

@@ -101,9 +101,24 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
     }
 
     mutating func cancel() -> CancelAction {
+        cancel(recordingError: true)
+    }
+
+    /// A WebSocket request's `close(sending:reason:)`: cancelled like `cancel()`, but without an
+    /// error, as Alamofire's `didClose` leaves none; the cancellation the closing task reports is
+    /// not recorded either (see ``loadCompleted(error:)``).
+    mutating func close() -> CancelAction {
+        cancel(recordingError: false)
+    }
+
+    private mutating func cancel(recordingError: Bool) -> CancelAction {
         guard state.canTransitionTo(.cancelled) else { return .none }
         state = .cancelled
-        if error == nil { error = .explicitlyCancelled }
+        if recordingError {
+            if error == nil { error = .explicitlyCancelled }
+        } else {
+            isClosed = true
+        }
         switch phase {
         case .loading(let task):
             return .cancelTask(task)
@@ -111,20 +126,6 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
             return .notify
         case .notStarted, .creatingRequest, .validating, .awaitingRetryDecision, .waitingToRetry:
             return .finish
-        }
-    }
-
-    /// A WebSocket request's `close(sending:reason:)`: cancelled like `cancel()`, but without an
-    /// error, as Alamofire's `didClose` leaves none; the cancellation the closing task reports is
-    /// not recorded either (see ``loadCompleted(error:)``).
-    mutating func close() -> CancelAction {
-        guard state.canTransitionTo(.cancelled) else { return .none }
-        state = .cancelled
-        isClosed = true
-        switch phase {
-        case .loading(let task): return .cancelTask(task)
-        case .finishing, .finished: return .notify
-        case .notStarted, .creatingRequest, .validating, .awaitingRetryDecision, .waitingToRetry: return .finish
         }
     }
 

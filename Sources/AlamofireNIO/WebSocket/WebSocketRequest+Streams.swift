@@ -136,10 +136,6 @@ extension WebSocketMessageSerializer {
     ) -> DecodableWebSocketMessageDecoder<Value> where Self == DecodableWebSocketMessageDecoder<Value> {
         Self(decoder: decoder)
     }
-
-    static var passthrough: PassthroughWebSocketMessageDecoder {
-        PassthroughWebSocketMessageDecoder()
-    }
 }
 
 /// Hands each message on as it is.

@@ -154,6 +154,8 @@ public import FoundationNetworking
             [(message: URLSessionWebSocketTask.Message, queue: DispatchQueue, completion: @Sendable (Result<Void, any Error>) -> Void)] =
                 []
         var isOpen = false
+        /// Whether the request has cleaned up: a send made now fails at once.
+        var hasEnded = false
         /// Counts automatic pings scheduled; a scheduled one that is not the latest does nothing.
         var pingGeneration = 0
         /// Message bytes handed to handlers and not yet handled, and the loading task waiting on them.
@@ -203,6 +205,9 @@ public import FoundationNetworking
         let (sends, waiter) = socketState.withLock { state in
             state.pingGeneration += 1
             state.isOpen = false
+            state.hasEnded = true
+            // The handlers hold the request: let them go with it.
+            state.handlers.removeAll()
             defer {
                 state.enqueuedSends.removeAll()
                 state.demandWaiter = nil
@@ -211,7 +216,7 @@ public import FoundationNetworking
         }
         waiter?.resume()
         // Sends never made: they fail, rather than leaving their callers waiting.
-        let error = error ?? AFError.explicitlyCancelled
+        let error = sendRefusal
         for send in sends { send.queue.async { send.completion(.failure(error)) } }
         super.cleanup()
     }
@@ -256,6 +261,7 @@ public import FoundationNetworking
     /// Returns once handlers hold at most ``maximumBufferedBytes`` not yet handled, or the calling
     /// task is cancelled.
     func awaitDemand() async {
+        guard socketState.withLock({ $0.bufferedBytes > maximumBufferedBytes }) else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let waits = socketState.withLock { state in
@@ -306,15 +312,7 @@ public import FoundationNetworking
     @discardableResult
     public func close(sending closeCode: URLSessionWebSocketTask.CloseCode, reason: Data? = nil) -> Self {
         cancelAutomaticPing()
-        decideThenPerform { state in
-            let tellCancelled: @Sendable () -> Void = { self.monitor(posting: Request.didCancelNotification)?.requestDidCancel(self) }
-            switch state.machine.close() {
-            case .none: return []
-            case .notify: return [tellCancelled]
-            case .finish: return [tellCancelled, { self.underlyingQueue.async { self.finish() } }]
-            case .cancelTask(let task): return [tellCancelled, { task.close(with: closeCode, reason: reason) }]
-            }
-        }
+        cancel(deciding: { $0.close() }, stopping: { $0.close(with: closeCode, reason: reason) })
         return self
     }
 
@@ -387,20 +385,28 @@ public import FoundationNetworking
         _ message: URLSessionWebSocketTask.Message, queue: DispatchQueue = .main,
         completionHandler: @escaping @Sendable (Result<Void, any Error>) -> Void
     ) {
-        guard !(isCancelled || isFinished) else {
-            let error = error ?? AFError.explicitlyCancelled
-            queue.async { completionHandler(.failure(error)) }
-            return
-        }
-        // Decided and issued under the lock, so that a send racing the opening keeps its place.
-        let task = loadingTask
-        socketState.withLock { state in
-            guard state.isOpen, let task else {
+        // Decided and issued under the lock, so that a send racing the opening keeps its place and
+        // one racing the cleanup is either flushed by it or refused here.
+        let (task, stopped) = (loadingTask, isCancelled || isFinished)
+        let refused = socketState.withLock { state in
+            guard !state.hasEnded, !stopped else { return true }
+            if state.isOpen, let task {
+                perform(message, on: task, queue: queue, completion: completionHandler)
+            } else {
                 state.enqueuedSends.append((message, queue, completionHandler))
-                return
             }
-            perform(message, on: task, queue: queue, completion: completionHandler)
+            return false
         }
+        if refused {
+            let error = sendRefusal
+            queue.async { completionHandler(.failure(error)) }
+        }
+    }
+
+    /// Why a send after the request was cancelled or finished fails: its error, else
+    /// `.explicitlyCancelled` or, for a WebSocket that closed, `URLError(.networkConnectionLost)`.
+    private var sendRefusal: AFError {
+        error ?? (isCancelled ? .explicitlyCancelled : .sessionTaskFailed(error: URLError(.networkConnectionLost)))
     }
 
     private func perform(
