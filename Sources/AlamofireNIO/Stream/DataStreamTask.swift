@@ -101,18 +101,9 @@ public struct DataStreamTask: Sendable {
         register: @escaping @Sendable (DataStreamRequest, StreamFeed<DataStreamRequest.Stream<Success, Failure>>) -> Void
     ) -> Stream<Success, Failure> {
         let request = request
-        // Each iteration registers its own handler and feed, as Alamofire's streams do.
-        return StreamOf(
-            eachIteration: { continuation in
-                let feed = StreamFeed<DataStreamRequest.Stream<Success, Failure>>(continuation)
-                continuation.onTermination = { _ in
-                    feed.terminate()
-                    guard shouldAutomaticallyCancel, request.isInitialized || request.isResumed || request.isSuspended else { return }
-                    request.cancel()
-                }
-                register(request, feed)
-                return { feed.took() }
-            }, bufferingPolicy: bufferingPolicy)
+        return .fed(by: request, automaticallyCancelling: shouldAutomaticallyCancel, bufferingPolicy: bufferingPolicy) { feed in
+            register(request, feed)
+        }
     }
 
     /// Cancel the underlying `DataStreamRequest`.
@@ -128,6 +119,28 @@ public struct DataStreamTask: Sendable {
     /// Suspend the underlying `DataStreamRequest`.
     public func suspend() {
         request.suspend()
+    }
+}
+
+extension StreamOf where Element: Sendable {
+    /// A stream for an async task type: each iteration registers a feed of its own on `request`
+    /// (as Alamofire's streams each add a handler), and an iteration that ends while the request
+    /// still runs cancels it when `shouldAutomaticallyCancel`.
+    static func fed(
+        by request: Request, automaticallyCancelling shouldAutomaticallyCancel: Bool, bufferingPolicy: BufferingPolicy,
+        register: @escaping @Sendable (StreamFeed<Element>) -> Void
+    ) -> StreamOf {
+        StreamOf(
+            eachIteration: { continuation in
+                let feed = StreamFeed<Element>(continuation)
+                continuation.onTermination = { _ in
+                    feed.terminate()
+                    guard shouldAutomaticallyCancel, request.isInitialized || request.isResumed || request.isSuspended else { return }
+                    request.cancel()
+                }
+                register(feed)
+                return { feed.took() }
+            }, bufferingPolicy: bufferingPolicy)
     }
 }
 
@@ -175,6 +188,11 @@ final class StreamFeed<Element: Sendable>: Sendable {
         case .terminated: terminate()
         @unknown default: took()
         }
+    }
+
+    /// Ends the stream.
+    func finish() {
+        continuation.finish()
     }
 
     /// Yields the last element and ends the stream.

@@ -70,23 +70,14 @@ public import FoundationNetworking
             @Sendable @escaping (@escaping @Sendable (WebSocketRequest.Event<Success, Failure>, @escaping @Sendable () -> Void) -> Void) ->
             Void
     ) -> StreamOf<Value> {
-        let request = request
-        // Each iteration registers its own handler; a message counts against the request's
-        // back-pressure until the consumer takes it, so a slow consumer stops the socket's reads.
-        return StreamOf(
-            eachIteration: { continuation in
-                let feed = StreamFeed<Value>(continuation)
-                continuation.onTermination = { _ in
-                    feed.terminate()
-                    guard shouldAutomaticallyCancel, request.isInitialized || request.isResumed || request.isSuspended else { return }
-                    request.cancel()
-                }
-                register { event, release in
-                    if let value = transform(event) { feed.yield(value, releasing: release) } else { release() }
-                    if case .completed = event.kind { continuation.finish() }
-                }
-                return { feed.took() }
-            }, bufferingPolicy: bufferingPolicy)
+        // A message counts against the request's back-pressure until the consumer takes it, so a
+        // slow consumer stops the socket's reads.
+        .fed(by: request, automaticallyCancelling: shouldAutomaticallyCancel, bufferingPolicy: bufferingPolicy) { feed in
+            register { event, release in
+                if let value = transform(event) { feed.yield(value, releasing: release) } else { release() }
+                if case .completed = event.kind { feed.finish() }
+            }
+        }
     }
 
     /// Sends a message; returns once it is written (a message sent before the WebSocket opens
