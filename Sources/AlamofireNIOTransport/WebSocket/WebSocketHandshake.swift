@@ -278,8 +278,11 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     private func upgrade(_ response: HTTPResponseHead, _ context: ChannelHandlerContext) {
         let eventLoop = context.eventLoop
         let box = NIOLoopBoundBox<WebSocketConnectionHandler?>(nil, eventLoop: eventLoop)
+        // The reader's buffer counts messages: as many as fit in 4 MiB at the largest size allowed
+        // (2 to 16), so that a few large messages cannot pile up where many small ones may.
+        let highWatermark = max(2, min(16, (4 << 20) / max(1, options.maximumMessageSize)))
         let sequence = WebSocketConnectionHandler.Producer.makeSequence(
-            backPressureStrategy: .init(lowWatermark: 4, highWatermark: 16), finishOnDeinit: false,
+            backPressureStrategy: .init(lowWatermark: highWatermark / 2, highWatermark: highWatermark), finishOnDeinit: false,
             delegate: WebSocketDemand(
                 onDemand: { eventLoop.execute { box.value?.readerDemanded() } },
                 onTermination: { eventLoop.execute { box.value?.readerTerminated() } }))
