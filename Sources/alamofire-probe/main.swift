@@ -1,4 +1,4 @@
-import AlamofireNIO
+@_spi(WebSocket) import AlamofireNIO
 import ChildProcess
 import Foundation
 import HTTPBinServer
@@ -60,6 +60,34 @@ func stream(path: String) async throws -> String {
     let peak = peakResidentKilobytes()
     try? await server.shutdown()
     return "bytes=\(bytes) error=\(error) rss_kb_peak=\(peak)"
+}
+
+/// `alamofire-probe websocket-stream COUNT SIZE`: receives COUNT binary messages of SIZE bytes from a
+/// `WebSocketTestServer` it starts itself, through a `WebSocketTask` whose consumer takes each more
+/// slowly than loopback delivers it, and prints `messages=<n> bytes=<n> error=<none|failed>
+/// rss_kb_peak=<VmHWM>`: back-pressure must keep the peak flat whatever the total.
+func webSocketStream(count: Int, size: Int) async throws -> String {
+    let server = try await WebSocketTestServer.start()
+    let session = Session(eventMonitors: [])
+    defer { withExtendedLifetime(session) {} }
+    let task = session.webSocketRequest(to: server.url("stream", query: "count=\(count)&size=\(size)")).webSocketTask()
+    var (messages, bytes, error) = (0, 0, "none")
+    for await event in task.streamingMessageEvents() {
+        switch event.kind {
+        case .receivedMessage(.data(let data)):
+            messages += 1
+            bytes += data.count
+            // Slower than the network: 100 MB/s at most.
+            try? await Task.sleep(for: .microseconds(data.count / 100))
+        case .completed(let completion):
+            if completion.error != nil { error = "failed" }
+        default:
+            break
+        }
+    }
+    let peak = peakResidentKilobytes()
+    try? await server.shutdown()
+    return "messages=\(messages) bytes=\(bytes) error=\(error) rss_kb_peak=\(peak)"
 }
 
 func soak(url: URL, count: Int, session: Session = Session()) async -> String {
@@ -137,6 +165,10 @@ do {
         print(try await stream(path: arguments[1]))
         exit(0)
     }
+    if arguments.count == 3, arguments[0] == "websocket-stream", let count = Int(arguments[1]), let size = Int(arguments[2]) {
+        print(try await webSocketStream(count: count, size: size))
+        exit(0)
+    }
     if arguments.count == 4, arguments[0] == "soak-tls", let url = URL(string: arguments[1]), let count = Int(arguments[3]), count > 0 {
         print(try await soakOverTLS(url: url, authorityFile: arguments[2], count: count))
         exit(0)
@@ -148,7 +180,7 @@ do {
 } catch {
     FileHandle.standardError.write(
         Data(
-            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe stream PATH | alamofire-probe get URL | alamofire-probe reachability\n"
+            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe reachability\n"
                 .utf8))
     exit(2)
 }

@@ -56,6 +56,19 @@ import Testing
         #expect(peak > 0 && peak < 100_000, "peak resident memory \(peak) kB")
     }
 
+    /// 512 MiB of WebSocket messages (1 MiB each) taken by an async consumer more slowly than
+    /// loopback delivers them: the unconsumed messages hold the socket's reads, so the process's peak
+    /// resident memory stays under 100 MB.
+    @Test func aSlowlyConsumedHalfGigabyteOfWebSocketMessagesStaysUnder100MB() async throws {
+        let report = try await runProbe("websocket-stream", "512", String(1 << 20))
+        #expect(report["exit"] == "0")
+        #expect(report["error"] == "none")
+        #expect(report["messages"] == "512")
+        #expect(report["bytes"] == String(512 << 20))
+        let peak = try #require(report["rss_kb_peak"].flatMap(Int.init))
+        #expect(peak > 0 && peak < 100_000, "peak resident memory \(peak) kB")
+    }
+
     /// Runs `alamofire-probe` (built beside the tests) and returns its `key=value` report.
     func runProbe(_ arguments: String...) async throws -> [String: String] {
         let (status, output) = try await runProgram(probeURL.path, arguments, limit: 300, mergingErrors: false)

@@ -61,6 +61,9 @@ private final class WebSocketBehaviorHandler: ChannelInboundHandler {
     private var fragments = ByteBuffer()
     private var fragmentOpcode = WebSocketOpcode.text
     private var closed = false
+    private var streamRemaining = 0
+    private var streamSent = 0
+    private var streamSize: Int?
 
     init(path: String, head: HTTPRequestHead) {
         self.path = path
@@ -78,22 +81,9 @@ private final class WebSocketBehaviorHandler: ChannelInboundHandler {
             payload.writeString(query["reason"] ?? "")
             close(payload, context)
         case "stream":
-            let count = Int(query["count"] ?? "") ?? 10
-            let size = query["size"].flatMap { Int($0) }
-            for index in 0..<count {
-                if let size {
-                    context.write(
-                        wrapOutboundOut(
-                            WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(repeating: UInt8(index % 256), count: size))),
-                        promise: nil)
-                } else {
-                    context.write(
-                        wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: "message \(index)"))),
-                        promise: nil)
-                }
-            }
-            context.flush()
-            close(Self.code(1000), context)
+            streamRemaining = Int(query["count"] ?? "") ?? 10
+            streamSize = query["size"].flatMap { Int($0) }
+            writeStream(context)
         case "headers":
             var fields: [String: String] = [:]
             for (name, value) in head.headers { fields[name.lowercased()] = value }
@@ -148,6 +138,31 @@ private final class WebSocketBehaviorHandler: ChannelInboundHandler {
         default:
             break
         }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if path == "stream" { writeStream(context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Writes `stream`'s messages while the connection takes them (a slow client holds the rest
+    /// back, as a well-behaved server does), then closes with 1000.
+    private func writeStream(_ context: ChannelHandlerContext) {
+        guard !closed else { return }
+        while streamRemaining > 0, context.channel.isWritable {
+            let index = streamSent
+            streamSent += 1
+            streamRemaining -= 1
+            let frame =
+                if let size = streamSize {
+                    WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(repeating: UInt8(index % 256), count: size))
+                } else {
+                    WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: "message \(index)"))
+                }
+            context.write(wrapOutboundOut(frame), promise: nil)
+        }
+        context.flush()
+        if streamRemaining == 0 { close(Self.code(1000), context) }
     }
 
     private func send(_ opcode: WebSocketOpcode, _ data: ByteBuffer, _ context: ChannelHandlerContext) {
