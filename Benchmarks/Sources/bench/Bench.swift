@@ -129,7 +129,10 @@ enum Bench {
         } else if options.instructions || options.profile != nil {
             try await runInstructionCounts(options: options, clientNames: clientNames)
         } else {
-            try await runTimed(options: options, clientNames: clientNames)
+            if options.workload.map({ !$0.hasPrefix("W10") }) ?? true {
+                try await runTimed(options: options, clientNames: clientNames)
+            }
+            try await WebSocketWorkloads.runTimed(options: options)
         }
     }
 
