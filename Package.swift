@@ -69,6 +69,8 @@ let package = Package(
         .target(
             name: "AlamofireNIOTransport",
             dependencies: [
+                // zlib for WebSocket permessage-deflate.
+                "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -50,6 +50,37 @@ import Testing
         #expect(violation([Self.frame(.text, Array("ok".utf8))]) == nil)
     }
 
+    @Test func withPermessageDeflateRSV1MarksACompressedMessageOnItsFirstFrameOnly() throws {
+        let inflater = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
+        var reader = WebSocketFrameReader(maximumMessageSize: 100, inflater: inflater)
+        // RFC 7692 §7.2.3.1's "Hello", in two fragments.
+        #expect(reader.read(WebSocketFrame(fin: false, rsv1: true, opcode: .text, data: ByteBuffer(bytes: [0xF2, 0x48, 0xCD]))) == .none)
+        #expect(reader.read(Self.frame(.continuation, [0xC9, 0xC9, 0x07, 0x00])) == .message(.text("Hello")))
+        #expect(reader.read(Self.frame(.text, Array("plain".utf8))) == .message(.text("plain")))
+        func violation(_ frame: WebSocketFrame) -> WebSocketErrorCode? {
+            var reader = WebSocketFrameReader(maximumMessageSize: 4, inflater: PerMessageDeflate(PerMessageDeflateParameters()))
+            if case .violation(let code, _) = reader.read(frame) { return code }
+            return nil
+        }
+        #expect(violation(WebSocketFrame(fin: true, rsv1: true, opcode: .ping, data: ByteBuffer())) == .protocolError)
+        #expect(violation(WebSocketFrame(fin: true, rsv1: true, opcode: .continuation, data: ByteBuffer())) == .protocolError)
+        // Inflates past the limit, or does not inflate at all.
+        #expect(
+            violation(
+                WebSocketFrame(fin: true, rsv1: true, opcode: .text, data: ByteBuffer(bytes: [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00])))
+                == .messageTooLarge)
+        #expect(
+            violation(WebSocketFrame(fin: true, rsv1: true, opcode: .binary, data: ByteBuffer(bytes: [0xFF])))
+                == .dataInconsistentWithMessage)
+        // Without the extension, RSV1 is a reserved bit.
+        var plain = WebSocketFrameReader(maximumMessageSize: 100)
+        guard case .violation(.protocolError, _) = plain.read(WebSocketFrame(fin: true, rsv1: true, opcode: .text, data: ByteBuffer()))
+        else {
+            Issue.record("RSV1 accepted without permessage-deflate")
+            return
+        }
+    }
+
     @Test func closeFramesCarryTheirCodeAndReason() {
         var reader = WebSocketFrameReader(maximumMessageSize: 10)
         #expect(reader.read(Self.frame(.connectionClose, [])) == .close(code: nil, reason: ByteBuffer()))
@@ -243,6 +274,87 @@ import Testing
         let drained = await harness.drain()
         #expect(drained.events.isEmpty)
         #expect((drained.error as? TransportError)?.code == .badServerResponse)
+    }
+}
+
+/// permessage-deflate (RFC 7692): the negotiation's parsing and the codec, against the RFC's examples.
+@Suite struct PerMessageDeflateTests {
+    let allocator = ByteBufferAllocator()
+
+    @Test func theServersAnswerIsParsedAndCheckedAgainstTheOffer() {
+        typealias Parameters = PerMessageDeflateParameters
+        #expect(Parameters.negotiated(by: []) == .success(nil))
+        #expect(Parameters.negotiated(by: ["permessage-deflate"]) == .success(Parameters()))
+        var bounded = Parameters()
+        bounded.serverNoContextTakeover = true
+        bounded.clientMaxWindowBits = 10
+        #expect(
+            Parameters.negotiated(by: ["permessage-deflate; server_no_context_takeover; client_max_window_bits=\"10\""])
+                == .success(bounded))
+        for refused in [
+            "x-webkit-deflate-frame", "permessage-deflate, permessage-deflate", "permessage-deflate; client_max_window_bits=8",
+            "permessage-deflate; server_max_window_bits=16", "permessage-deflate; server_max_window_bits", "permessage-deflate; unknown",
+            "permessage-deflate; server_no_context_takeover; server_no_context_takeover",
+        ] {
+            guard case .failure = Parameters.negotiated(by: [refused]) else {
+                Issue.record("accepted \(refused)")
+                continue
+            }
+        }
+    }
+
+    @Test func theRFCsExamplesInflate() throws {
+        let codec = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
+        // §7.2.3.1, then §7.2.3.2: the second "Hello" uses the first's window.
+        #expect(
+            try codec.decompress(ByteBuffer(bytes: [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]), limit: 100, allocator: allocator)
+                == ByteBuffer(string: "Hello"))
+        #expect(
+            try codec.decompress(ByteBuffer(bytes: [0xF2, 0x00, 0x11, 0x00, 0x00]), limit: 100, allocator: allocator)
+                == ByteBuffer(string: "Hello"))
+        // §7.2.3.3: a message ending with a final block; the next starts afresh.
+        let final = ByteBuffer(bytes: [0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00])
+        #expect(try codec.decompress(final, limit: 100, allocator: allocator) == ByteBuffer(string: "Hello"))
+        #expect(try codec.decompress(final, limit: 100, allocator: allocator) == ByteBuffer(string: "Hello"))
+    }
+
+    @Test func inflatingStopsAtTheLimitAndRefusesGarbage() throws {
+        let sender = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
+        let receiver = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
+        let large = sender.compress(ByteBuffer(repeating: 0x61, count: 1 << 20), allocator: allocator)
+        #expect(large.readableBytes < 4096)
+        #expect(throws: PerMessageDeflate.InflateFailure.overLimit) { try receiver.decompress(large, limit: 1 << 19, allocator: allocator) }
+        let fresh = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
+        #expect(throws: PerMessageDeflate.InflateFailure.invalid) {
+            try fresh.decompress(ByteBuffer(bytes: [0xFF, 0xFF, 0xFF, 0xFF]), limit: 100, allocator: allocator)
+        }
+    }
+
+    @Test func compressedMessagesRoundTripWithAndWithoutContextTakeover() throws {
+        for takeover in [true, false] {
+            var parameters = PerMessageDeflateParameters()
+            parameters.clientNoContextTakeover = !takeover
+            parameters.serverNoContextTakeover = !takeover
+            let sender = try #require(PerMessageDeflate(parameters))
+            let receiver = try #require(PerMessageDeflate(parameters))
+            for (index, text) in ["Hello", "", "", String(repeating: "WebSocket ", count: 5000), "Hello", "x"].enumerated() {
+                let compressed = sender.compress(ByteBuffer(string: text), allocator: allocator)
+                do {
+                    #expect(try receiver.decompress(compressed, limit: 1 << 20, allocator: allocator) == ByteBuffer(string: text))
+                } catch {
+                    Issue.record(
+                        "\(error): message \(index), takeover \(takeover), \(text.count) characters as \(Array(compressed.readableBytesView.prefix(16)))"
+                    )
+                }
+            }
+        }
+        // Without context takeover "Hello" compresses as the RFC's example does.
+        var fresh = PerMessageDeflateParameters()
+        fresh.clientNoContextTakeover = true
+        let codec = try #require(PerMessageDeflate(fresh))
+        #expect(
+            codec.compress(ByteBuffer(string: "Hello"), allocator: allocator)
+                == ByteBuffer(bytes: [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]))
     }
 }
 

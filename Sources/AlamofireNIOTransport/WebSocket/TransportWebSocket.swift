@@ -9,6 +9,8 @@ public final class TransportWebSocket: Sendable {
     public let response: HTTPResponseHead
     /// The subprotocol the server chose from those offered, if any.
     public let subprotocol: String?
+    /// Whether the server accepted permessage-deflate: messages are compressed both ways.
+    public let isCompressed: Bool
     /// The handshake's timings and addresses (its `responseEnd` is when the upgrade completed).
     public let metrics: ExchangeMetrics
     /// The server's messages, then its close; the sequence throws ``TransportError`` when the
@@ -19,11 +21,12 @@ public final class TransportWebSocket: Sendable {
     private let eventLoop: any EventLoop
 
     init(
-        response: HTTPResponseHead, subprotocol: String?, metrics: ExchangeMetrics, events: TransportWebSocketEvents,
+        response: HTTPResponseHead, subprotocol: String?, isCompressed: Bool, metrics: ExchangeMetrics, events: TransportWebSocketEvents,
         handler: NIOLoopBound<WebSocketConnectionHandler>, eventLoop: any EventLoop
     ) {
         self.response = response
         self.subprotocol = subprotocol
+        self.isCompressed = isCompressed
         self.metrics = metrics
         self.events = events
         self.handler = handler
@@ -106,14 +109,22 @@ public struct TransportWebSocketOptions: Sendable, Hashable {
     public var maximumMessageSize: Int
     /// How long the server has to answer the client's close frame.
     public var closeTimeout: TimeAmount
+    /// Whether permessage-deflate (RFC 7692) is offered; when the server accepts it, messages are
+    /// compressed both ways.
+    public var offersCompression: Bool
 
     /// - Parameters:
     ///   - subprotocols: the subprotocols to offer.
     ///   - maximumMessageSize: the largest message accepted (1 MiB by default, as URLSession's).
     ///   - closeTimeout: how long to wait for the server's close (5 s by default).
-    public init(subprotocols: [String] = [], maximumMessageSize: Int = 1 << 20, closeTimeout: TimeAmount = .seconds(5)) {
+    ///   - offersCompression: whether permessage-deflate is offered (by default).
+    public init(
+        subprotocols: [String] = [], maximumMessageSize: Int = 1 << 20, closeTimeout: TimeAmount = .seconds(5),
+        offersCompression: Bool = true
+    ) {
         self.subprotocols = subprotocols
         self.maximumMessageSize = maximumMessageSize
         self.closeTimeout = closeTimeout
+        self.offersCompression = offersCompression
     }
 }

@@ -32,8 +32,12 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// How long the server has to answer the client's close before the connection is dropped.
     let closeTimeout: TimeAmount
 
-    init(maximumMessageSize: Int, source: Producer.Source, closeTimeout: TimeAmount) {
-        self.machine = WebSocketConnectionStateMachine(maximumMessageSize: maximumMessageSize)
+    /// permessage-deflate's codec, when the server accepted it.
+    private let deflate: PerMessageDeflate?
+
+    init(maximumMessageSize: Int, source: Producer.Source, closeTimeout: TimeAmount, deflate: PerMessageDeflate? = nil) {
+        self.deflate = deflate
+        self.machine = WebSocketConnectionStateMachine(maximumMessageSize: maximumMessageSize, inflater: deflate)
         self.source = source
         self.closeTimeout = closeTimeout
     }
@@ -140,12 +144,17 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     func send(_ message: TransportWebSocketMessage, promise: EventLoopPromise<Void>) {
         guard machine.canSend, let context else { return promise.fail(Self.notOpen) }
-        switch message {
-        case .text(let text):
-            context.writeAndFlush(wrapOutboundOut(Self.frame(.text, context.channel.allocator.buffer(string: text))), promise: promise)
-        case .binary(let bytes):
-            context.writeAndFlush(wrapOutboundOut(Self.frame(.binary, bytes)), promise: promise)
+        var (opcode, payload): (WebSocketOpcode, ByteBuffer) =
+            switch message {
+            case .text(let text): (.text, context.channel.allocator.buffer(string: text))
+            case .binary(let bytes): (.binary, bytes)
+            }
+        var frame = Self.frame(opcode, payload)
+        if let deflate {
+            payload = deflate.compress(payload, allocator: context.channel.allocator)
+            frame = WebSocketFrame(fin: true, rsv1: true, opcode: opcode, maskKey: .random(), data: payload)
         }
+        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
     }
 
     func ping(promise: EventLoopPromise<Void>) {

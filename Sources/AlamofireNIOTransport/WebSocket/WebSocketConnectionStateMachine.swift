@@ -42,8 +42,8 @@ struct WebSocketConnectionStateMachine {
     private(set) var state = State.open
     private var reader: WebSocketFrameReader
 
-    init(maximumMessageSize: Int) {
-        reader = WebSocketFrameReader(maximumMessageSize: maximumMessageSize)
+    init(maximumMessageSize: Int, inflater: PerMessageDeflate? = nil) {
+        reader = WebSocketFrameReader(maximumMessageSize: maximumMessageSize, inflater: inflater)
     }
 
     /// Whether messages and pings may be sent.

@@ -33,19 +33,25 @@ struct WebSocketFrameReader {
         case violation(code: WebSocketErrorCode, description: String)
     }
 
-    /// The largest message accepted; a larger one closes with 1009.
+    /// The largest message accepted (once inflated); a larger one closes with 1009.
     let maximumMessageSize: Int
+    /// permessage-deflate's codec, when negotiated: RSV1 on a message's first frame marks it compressed.
+    private let inflater: PerMessageDeflate?
     private var fragments: ByteBuffer?
     private var fragmentsAreText = false
+    private var fragmentsAreCompressed = false
 
-    init(maximumMessageSize: Int) {
+    init(maximumMessageSize: Int, inflater: PerMessageDeflate? = nil) {
         self.maximumMessageSize = maximumMessageSize
+        self.inflater = inflater
     }
 
     mutating func read(_ frame: WebSocketFrame) -> Outcome {
-        // A server never masks (RFC 6455 §5.1), and no extension was negotiated that would set the RSV bits.
+        // A server never masks (RFC 6455 §5.1); RSV1 means compressed, only with permessage-deflate
+        // and only on a message's first frame (RFC 7692 §6); RSV2 and RSV3 no extension here defines.
         guard frame.maskKey == nil else { return .violation(code: .protocolError, description: "the server sent a masked frame") }
-        guard !frame.rsv1, !frame.rsv2, !frame.rsv3 else {
+        let startsMessage = frame.opcode == .text || frame.opcode == .binary
+        guard !frame.rsv2, !frame.rsv3, !frame.rsv1 || (inflater != nil && startsMessage) else {
             return .violation(code: .protocolError, description: "the server set reserved bits no extension defines")
         }
         switch frame.opcode {
@@ -57,6 +63,7 @@ struct WebSocketFrameReader {
                 return .violation(code: .protocolError, description: "the server started a message before finishing the last one")
             }
             fragmentsAreText = frame.opcode == .text
+            fragmentsAreCompressed = frame.rsv1
             return append(frame)
         case .continuation:
             guard fragments != nil else { return .violation(code: .protocolError, description: "the server continued no message") }
@@ -99,8 +106,19 @@ struct WebSocketFrameReader {
         } else {
             fragments!.writeBuffer(&data)
         }
-        guard frame.fin, let message = fragments else { return .none }
+        guard frame.fin, var message = fragments else { return .none }
         fragments = nil
+        if fragmentsAreCompressed, let inflater {
+            do {
+                message = try inflater.decompress(message, limit: maximumMessageSize, allocator: ByteBufferAllocator())
+            } catch .overLimit {
+                return .violation(
+                    code: .messageTooLarge, description: "the server sent a message larger than the maximum of \(maximumMessageSize) bytes")
+            } catch {
+                return .violation(
+                    code: .dataInconsistentWithMessage, description: "the server sent a compressed message that does not inflate")
+            }
+        }
         guard fragmentsAreText else { return .message(.binary(message)) }
         guard let text = String(validating: message.readableBytesView, as: UTF8.self) else {
             return .violation(code: .dataInconsistentWithMessage, description: "the server sent a text message that is not UTF-8")

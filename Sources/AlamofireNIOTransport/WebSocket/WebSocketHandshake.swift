@@ -38,6 +38,9 @@ extension HTTPTransport {
         if !options.subprotocols.isEmpty {
             head.headers.replaceOrAdd(name: "Sec-WebSocket-Protocol", value: options.subprotocols.joined(separator: ", "))
         }
+        if options.offersCompression {
+            head.headers.replaceOrAdd(name: "Sec-WebSocket-Extensions", value: PerMessageDeflateParameters.offer)
+        }
         let handshakeHead = head
         let opened = try await openChannelCancellably(to: origin, connectTimeout: request.timeouts.connect)
         let channel = opened.channel
@@ -163,6 +166,8 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     private var timer: Scheduled<Void>?
     private var response: HTTPResponseHead?
     private var body: ByteBuffer?
+    /// What the server's `101` accepted of permessage-deflate.
+    private var compression: PerMessageDeflateParameters?
 
     private init(
         head: HTTPRequestHead, options: TransportWebSocketOptions, promise: EventLoopPromise<TransportWebSocketHandshake>,
@@ -268,8 +273,13 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
         guard chosen.count <= 1, chosen.allSatisfy(options.subprotocols.contains) else {
             return "the server chose the WebSocket subprotocol \(chosen), which was not offered"
         }
-        guard response.headers["Sec-WebSocket-Extensions"].isEmpty else {
+        let extensions = response.headers["Sec-WebSocket-Extensions"]
+        guard options.offersCompression || extensions.isEmpty else {
             return "the server chose WebSocket extensions, and none was offered"
+        }
+        switch PerMessageDeflateParameters.negotiated(by: extensions) {
+        case .success(let parameters): compression = parameters
+        case .failure(let failure): return "the server's WebSocket extensions are not acceptable: \(failure.description)"
         }
         return nil
     }
@@ -286,8 +296,15 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
             delegate: WebSocketDemand(
                 onDemand: { eventLoop.execute { box.value?.readerDemanded() } },
                 onTermination: { eventLoop.execute { box.value?.readerTerminated() } }))
+        var deflate: PerMessageDeflate?
+        if let compression {
+            guard let codec = PerMessageDeflate(compression) else {
+                return fail(.badResponse("zlib could not be set up for permessage-deflate"))
+            }
+            deflate = codec
+        }
         let connection = WebSocketConnectionHandler(
-            maximumMessageSize: options.maximumMessageSize, source: sequence.source, closeTimeout: options.closeTimeout)
+            maximumMessageSize: options.maximumMessageSize, source: sequence.source, closeTimeout: options.closeTimeout, deflate: deflate)
         box.value = connection
         do {
             let pipeline = context.pipeline.syncOperations
@@ -320,7 +337,7 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
         }
         let socket = TransportWebSocket(
             response: response, subprotocol: response.headers[canonicalForm: "Sec-WebSocket-Protocol"].first.map(String.init),
-            metrics: metrics, events: TransportWebSocketEvents(producer: sequence.sequence),
+            isCompressed: deflate != nil, metrics: metrics, events: TransportWebSocketEvents(producer: sequence.sequence),
             handler: NIOLoopBound(connection, eventLoop: eventLoop), eventLoop: eventLoop)
         complete(.success(.upgraded(socket)))
     }

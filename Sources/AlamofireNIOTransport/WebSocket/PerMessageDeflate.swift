@@ -1,0 +1,184 @@
+import CZlib
+import NIOCore
+
+/// The permessage-deflate extension's parameters (RFC 7692): what the client offers, and what the
+/// server's `Sec-WebSocket-Extensions` answer sets.
+struct PerMessageDeflateParameters: Equatable, Sendable {
+    /// The server compresses each message on its own (the client's inflater starts afresh).
+    var serverNoContextTakeover = false
+    /// The client must compress each message on its own.
+    var clientNoContextTakeover = false
+    /// The server's LZ77 window, in bits (the client's inflater takes the largest, 15).
+    var serverMaxWindowBits = 15
+    /// The client's LZ77 window, in bits.
+    var clientMaxWindowBits = 15
+
+    /// The client's offer: permessage-deflate, letting the server bound the client's window.
+    static let offer = "permessage-deflate; client_max_window_bits"
+
+    /// What the server's `Sec-WebSocket-Extensions` fields accept: nil for no extension, or why the
+    /// answer cannot be accepted (an extension or a parameter not offered, a value out of range).
+    static func negotiated(by fields: [String]) -> Result<Self?, NegotiationFailure> {
+        let extensions = fields.flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace }.filter { !$0.isEmpty }
+        guard let accepted = extensions.first else { return .success(nil) }
+        guard extensions.count == 1 else { return .failure(.init("the server chose more than one WebSocket extension")) }
+        var elements = accepted.split(separator: ";").map { $0.trimmingASCIIWhitespace }
+        guard elements.removeFirst().lowercased() == "permessage-deflate" else {
+            return .failure(.init("the server chose the WebSocket extension \(accepted), which was not offered"))
+        }
+        var parameters = Self()
+        var seen = Set<String>()
+        for element in elements {
+            let pair = element.split(separator: "=", maxSplits: 1).map { $0.trimmingASCIIWhitespace }
+            let name = pair[0].lowercased()
+            let value = pair.count == 2 ? String(pair[1].filter { $0 != "\"" }) : nil
+            guard seen.insert(name).inserted else { return .failure(.init("the server repeated the permessage-deflate parameter \(name)")) }
+            switch (name, value) {
+            case ("server_no_context_takeover", nil): parameters.serverNoContextTakeover = true
+            case ("client_no_context_takeover", nil): parameters.clientNoContextTakeover = true
+            case ("server_max_window_bits", let value?):
+                // zlib's deflate cannot keep an 8-bit window, but the inflater can read one.
+                guard let bits = Int(value), (8...15).contains(bits) else { return .failure(.init("server_max_window_bits=\(value)")) }
+                parameters.serverMaxWindowBits = bits
+            case ("client_max_window_bits", let value?):
+                guard let bits = Int(value), (9...15).contains(bits) else { return .failure(.init("client_max_window_bits=\(value)")) }
+                parameters.clientMaxWindowBits = bits
+            default:
+                return .failure(.init("the permessage-deflate parameter \(element) is not valid in an answer"))
+            }
+        }
+        return .success(parameters)
+    }
+
+    struct NegotiationFailure: Error, Equatable {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// The two zlib streams of a connection with permessage-deflate: the client's messages compressed,
+/// the server's inflated. Touched on the connection's event loop only.
+final class PerMessageDeflate {
+    /// What inflating a message can end with.
+    enum InflateFailure: Error {
+        /// Larger than the limit once inflated.
+        case overLimit
+        /// Not valid deflate data.
+        case invalid
+    }
+
+    let parameters: PerMessageDeflateParameters
+    private let deflater = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    private let inflater = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    /// What a sync flush ends with, dropped from each message and added back before inflating.
+    private static let flushMarker: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
+
+    init?(_ parameters: PerMessageDeflateParameters) {
+        self.parameters = parameters
+        deflater.initialize(to: z_stream())
+        inflater.initialize(to: z_stream())
+        let size = Int32(MemoryLayout<z_stream>.size)
+        guard
+            deflateInit2_(
+                deflater, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -Int32(parameters.clientMaxWindowBits), 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                size) == Z_OK
+        else {
+            deflater.deallocate()
+            inflater.deallocate()
+            return nil
+        }
+        guard inflateInit2_(inflater, -Int32(parameters.serverMaxWindowBits), ZLIB_VERSION, size) == Z_OK else {
+            deflateEnd(deflater)
+            deflater.deallocate()
+            inflater.deallocate()
+            return nil
+        }
+    }
+
+    deinit {
+        deflateEnd(deflater)
+        inflateEnd(inflater)
+        deflater.deallocate()
+        inflater.deallocate()
+    }
+
+    /// The message's payload compressed (a sync flush, its last four bytes dropped).
+    func compress(_ payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var output = allocator.buffer(capacity: Int(deflateBound(deflater, uLong(payload.readableBytes))) + 16)
+        var input = payload
+        input.withUnsafeMutableReadableBytes { bytes in
+            deflater.pointee.next_in = bytes.bindMemory(to: Bytef.self).baseAddress
+            deflater.pointee.avail_in = uInt(bytes.count)
+            repeat {
+                output.reserveCapacity(minimumWritableBytes: 64)
+                output.writeWithUnsafeMutableBytes(minimumWritableBytes: 64) { space in
+                    deflater.pointee.next_out = space.bindMemory(to: Bytef.self).baseAddress
+                    deflater.pointee.avail_out = uInt(space.count)
+                    _ = deflate(deflater, Z_SYNC_FLUSH)
+                    return space.count - Int(deflater.pointee.avail_out)
+                }
+            } while deflater.pointee.avail_out == 0
+        }
+        if parameters.clientNoContextTakeover { deflateReset(deflater) }
+        // A sync flush ends with the marker, unless it had nothing to flush (an empty message right
+        // after another): then the message is the one byte RFC 7692 §7.2.3.6 gives it.
+        guard output.readableBytes >= Self.flushMarker.count else { return allocator.buffer(bytes: [0x00]) }
+        output.moveWriterIndex(to: output.writerIndex - Self.flushMarker.count)
+        return output
+    }
+
+    /// The message's payload inflated, at most `limit` bytes.
+    func decompress(_ payload: ByteBuffer, limit: Int, allocator: ByteBufferAllocator) throws(InflateFailure) -> ByteBuffer {
+        // Nothing at all is taken for an empty message (there is no block for the marker to end).
+        guard payload.readableBytes > 0 else { return allocator.buffer(capacity: 0) }
+        var input = payload
+        input.writeBytes(Self.flushMarker)
+        var output = allocator.buffer(capacity: min(limit, max(256, payload.readableBytes * 4)))
+        var failure: InflateFailure?
+        input.withUnsafeMutableReadableBytes { bytes in
+            inflater.pointee.next_in = bytes.bindMemory(to: Bytef.self).baseAddress
+            inflater.pointee.avail_in = uInt(bytes.count)
+            var outputFull = false
+            repeat {
+                var status: Int32 = Z_OK
+                output.writeWithUnsafeMutableBytes(minimumWritableBytes: 16 * 1024) { space in
+                    inflater.pointee.next_out = space.bindMemory(to: Bytef.self).baseAddress
+                    inflater.pointee.avail_out = uInt(space.count)
+                    status = inflate(inflater, Z_SYNC_FLUSH)
+                    return space.count - Int(inflater.pointee.avail_out)
+                }
+                outputFull = inflater.pointee.avail_out == 0
+                switch status {
+                case _ where output.readableBytes > limit:
+                    failure = .overLimit
+                case Z_STREAM_END:
+                    // A message may end with a final block (RFC 7692 §7.2.3.3): what follows starts afresh.
+                    inflateReset(inflater)
+                case Z_OK:
+                    break
+                case Z_BUF_ERROR:
+                    // No progress possible: the input is used up.
+                    return
+                default:
+                    failure = .invalid
+                }
+            } while failure == nil && (inflater.pointee.avail_in > 0 || outputFull)
+        }
+        if let failure {
+            inflateReset(inflater)
+            throw failure
+        }
+        if parameters.serverNoContextTakeover { inflateReset(inflater) }
+        return output
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingASCIIWhitespace: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
+
+extension String {
+    fileprivate var trimmingASCIIWhitespace: String { self[...].trimmingASCIIWhitespace }
+}
