@@ -510,4 +510,21 @@ import FoundationNetworking
             }
         }
     }
+
+    @Test func permessageDeflateIsNegotiatedAndAppliedBothWays() async throws {
+        try await Self.withServer { server in
+            let session = keepAlive(Session())
+            let log = EventLog()
+            let request = session.webSocketRequest(to: server.url("deflate"))
+            request.send(.string("Hello"), queue: queue) { _ in }
+            request.streamMessageEvents(on: queue, handler: log.record)
+            try await log.waitForCompletion()
+            // The server's compressed Hello, then how the client's Hello went: compressed, as RFC 7692's example.
+            #expect(
+                log.all == [
+                    "connected(nil)", "text(Hello)", "text(rsv1=true payload=f248cdc9c90700)", "disconnected(1000,nil)", "completed",
+                ])
+            #expect(log.completed?.response?.headers["Sec-WebSocket-Extensions"]?.hasPrefix("permessage-deflate") == true)
+        }
+    }
 }

@@ -19,7 +19,7 @@ enum WebSocketBehavior {
 
     static let upgradedPaths: Set<String> = [
         "echo", "close", "stream", "headers", "protocol", "wrong-protocol", "fragmented", "silent", "invalid-utf8", "reserved-opcode",
-        "masked", "long-ping", "truncated", "drop", "flaky", "set-cookie",
+        "masked", "long-ping", "truncated", "drop", "flaky", "set-cookie", "deflate",
     ]
 
     /// The extra header fields of the `101`, or nil to decline the upgrade.
@@ -37,6 +37,11 @@ enum WebSocketBehavior {
             headers.add(name: "Sec-WebSocket-Protocol", value: "never-offered")
         case "set-cookie":
             headers.add(name: "Set-Cookie", value: "websocket=opened; Path=/")
+        case "deflate":
+            if head.headers["Sec-WebSocket-Extensions"].contains(where: { $0.contains("permessage-deflate") }) {
+                headers.add(
+                    name: "Sec-WebSocket-Extensions", value: "permessage-deflate; server_no_context_takeover; client_no_context_takeover")
+            }
         default:
             break
         }
@@ -108,13 +113,13 @@ private final class WebSocketBehaviorHandler: ChannelInboundHandler {
         case "truncated":
             // A frame header promising 100 bytes, 10 of them, then the end of the connection: written
             // beneath the frame encoder.
-            guard let encoder = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self) else { return }
-            var raw = ByteBuffer(bytes: [0x82, 100])
-            raw.writeString("0123456789")
             let channel = context.channel
-            encoder.writeAndFlush(NIOAny(raw)).whenComplete { _ in channel.close(promise: nil) }
+            writeRaw([0x82, 100] + Array("0123456789".utf8), context)?.whenComplete { _ in channel.close(promise: nil) }
         case "drop":
             context.close(promise: nil)
+        case "deflate":
+            // RFC 7692 §7.2.3.1's "Hello", compressed, RSV1 set: written beneath the frame encoder.
+            writeRaw([0xC1, 0x07, 0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], context)
         default:
             break
         }
@@ -123,6 +128,12 @@ private final class WebSocketBehaviorHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         guard path != "silent", !closed else { return }
+        if path == "deflate", frame.opcode == .text || frame.opcode == .binary {
+            // Reports how the client framed its message (uncompressed: RSV1 is per message), then closes.
+            let payload = frame.unmaskedData.readableBytesView.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+            send(.text, ByteBuffer(string: "rsv1=\(frame.rsv1) payload=\(payload)"), context)
+            return close(Self.code(1000), context)
+        }
         switch frame.opcode {
         case .ping:
             send(.pong, frame.unmaskedData, context)
@@ -165,6 +176,13 @@ private final class WebSocketBehaviorHandler: ChannelInboundHandler {
         if streamRemaining == 0 { close(Self.code(1000), context) }
     }
 
+    /// Writes `bytes` as they are, beneath the frame encoder: frames no encoder would make.
+    @discardableResult
+    private func writeRaw(_ bytes: [UInt8], _ context: ChannelHandlerContext) -> EventLoopFuture<Void>? {
+        guard let encoder = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self) else { return nil }
+        return encoder.writeAndFlush(NIOAny(ByteBuffer(bytes: bytes)))
+    }
+
     private func send(_ opcode: WebSocketOpcode, _ data: ByteBuffer, _ context: ChannelHandlerContext) {
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: opcode, data: data)), promise: nil)
     }
@@ -183,5 +201,11 @@ private final class WebSocketBehaviorHandler: ChannelInboundHandler {
         var payload = ByteBuffer()
         payload.writeInteger(code)
         return payload
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - count)) + self
     }
 }

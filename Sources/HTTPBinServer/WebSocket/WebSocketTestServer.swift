@@ -18,6 +18,8 @@ import NIOWebSocket
 ///   never offered.
 /// - `fragmented`: sends `hello, world` in three fragments with a ping between them, then closes.
 /// - `silent`: accepts and then never answers anything, pings and closes included.
+/// - `deflate`: accepts permessage-deflate when offered, sends RFC 7692's compressed `Hello`, then
+///   reports how the client's first message was framed (`rsv1=… payload=<hex>`) and closes.
 /// - `invalid-utf8`, `reserved-opcode`, `masked`, `long-ping`, `truncated`, `drop`: break the
 ///   protocol in the way their names say (`drop` closes the TCP connection without a close frame).
 /// - `refuse`: answers 403 with a body, `redirect`: 302 to `echo`, `bad-accept`: a 101 with a
