@@ -51,14 +51,14 @@ import Testing
     }
 
     @Test func withPermessageDeflateRSV1MarksACompressedMessageOnItsFirstFrameOnly() throws {
-        let inflater = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
+        let inflater = try #require(PerMessageDeflate.make(PerMessageDeflateParameters()))
         var reader = WebSocketFrameReader(maximumMessageSize: 100, inflater: inflater)
         // RFC 7692 §7.2.3.1's "Hello", in two fragments.
         #expect(reader.read(WebSocketFrame(fin: false, rsv1: true, opcode: .text, data: ByteBuffer(bytes: [0xF2, 0x48, 0xCD]))) == .none)
         #expect(reader.read(Self.frame(.continuation, [0xC9, 0xC9, 0x07, 0x00])) == .message(.text("Hello")))
         #expect(reader.read(Self.frame(.text, Array("plain".utf8))) == .message(.text("plain")))
         func violation(_ frame: WebSocketFrame) -> WebSocketErrorCode? {
-            var reader = WebSocketFrameReader(maximumMessageSize: 4, inflater: PerMessageDeflate(PerMessageDeflateParameters()))
+            var reader = WebSocketFrameReader(maximumMessageSize: 4, inflater: PerMessageDeflate.make(PerMessageDeflateParameters()))
             if case .violation(let code, _) = reader.read(frame) { return code }
             return nil
         }
@@ -294,7 +294,8 @@ import Testing
         for refused in [
             "x-webkit-deflate-frame", "permessage-deflate, permessage-deflate", "permessage-deflate; client_max_window_bits=8",
             "permessage-deflate; server_max_window_bits=16", "permessage-deflate; server_max_window_bits", "permessage-deflate; unknown",
-            "permessage-deflate; server_no_context_takeover; server_no_context_takeover",
+            "permessage-deflate; server_no_context_takeover; server_no_context_takeover", ";", "permessage-deflate; ;",
+            "permessage-deflate; =", "permessage-deflate; =15",
         ] {
             guard case .failure = Parameters.negotiated(by: [refused]) else {
                 Issue.record("accepted \(refused)")
@@ -304,7 +305,7 @@ import Testing
     }
 
     @Test func theRFCsExamplesInflate() throws {
-        let codec = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
+        let codec = try #require(PerMessageDeflate.make(PerMessageDeflateParameters()))
         // §7.2.3.1, then §7.2.3.2: the second "Hello" uses the first's window.
         #expect(
             try codec.decompress(ByteBuffer(bytes: [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]), limit: 100, allocator: allocator)
@@ -316,15 +317,19 @@ import Testing
         let final = ByteBuffer(bytes: [0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00, 0x00])
         #expect(try codec.decompress(final, limit: 100, allocator: allocator) == ByteBuffer(string: "Hello"))
         #expect(try codec.decompress(final, limit: 100, allocator: allocator) == ByteBuffer(string: "Hello"))
+        // A final block without the RFC's trailing empty block: the next message still starts afresh.
+        let bare = ByteBuffer(bytes: [0xF3, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00])
+        #expect(try codec.decompress(bare, limit: 100, allocator: allocator) == ByteBuffer(string: "Hello"))
+        #expect(try codec.decompress(final, limit: 100, allocator: allocator) == ByteBuffer(string: "Hello"))
     }
 
     @Test func inflatingStopsAtTheLimitAndRefusesGarbage() throws {
-        let sender = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
-        let receiver = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
+        let sender = try #require(PerMessageDeflate.make(PerMessageDeflateParameters()))
+        let receiver = try #require(PerMessageDeflate.make(PerMessageDeflateParameters()))
         let large = sender.compress(ByteBuffer(repeating: 0x61, count: 1 << 20), allocator: allocator)
         #expect(large.readableBytes < 4096)
         #expect(throws: PerMessageDeflate.InflateFailure.overLimit) { try receiver.decompress(large, limit: 1 << 19, allocator: allocator) }
-        let fresh = try #require(PerMessageDeflate(PerMessageDeflateParameters()))
+        let fresh = try #require(PerMessageDeflate.make(PerMessageDeflateParameters()))
         #expect(throws: PerMessageDeflate.InflateFailure.invalid) {
             try fresh.decompress(ByteBuffer(bytes: [0xFF, 0xFF, 0xFF, 0xFF]), limit: 100, allocator: allocator)
         }
@@ -335,8 +340,8 @@ import Testing
             var parameters = PerMessageDeflateParameters()
             parameters.clientNoContextTakeover = !takeover
             parameters.serverNoContextTakeover = !takeover
-            let sender = try #require(PerMessageDeflate(parameters))
-            let receiver = try #require(PerMessageDeflate(parameters))
+            let sender = try #require(PerMessageDeflate.make(parameters))
+            let receiver = try #require(PerMessageDeflate.make(parameters))
             for (index, text) in ["Hello", "", "", String(repeating: "WebSocket ", count: 5000), "Hello", "x"].enumerated() {
                 let compressed = sender.compress(ByteBuffer(string: text), allocator: allocator)
                 do {
@@ -351,7 +356,7 @@ import Testing
         // Without context takeover "Hello" compresses as the RFC's example does.
         var fresh = PerMessageDeflateParameters()
         fresh.clientNoContextTakeover = true
-        let codec = try #require(PerMessageDeflate(fresh))
+        let codec = try #require(PerMessageDeflate.make(fresh))
         #expect(
             codec.compress(ByteBuffer(string: "Hello"), allocator: allocator)
                 == ByteBuffer(bytes: [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]))

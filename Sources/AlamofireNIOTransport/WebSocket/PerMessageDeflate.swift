@@ -22,15 +22,17 @@ struct PerMessageDeflateParameters: Equatable, Sendable {
         let extensions = fields.flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace }.filter { !$0.isEmpty }
         guard let accepted = extensions.first else { return .success(nil) }
         guard extensions.count == 1 else { return .failure(.init("the server chose more than one WebSocket extension")) }
-        var elements = accepted.split(separator: ";").map { $0.trimmingASCIIWhitespace }
-        guard elements.removeFirst().lowercased() == "permessage-deflate" else {
+        let elements = accepted.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingASCIIWhitespace }
+        guard elements.first?.lowercased() == "permessage-deflate" else {
             return .failure(.init("the server chose the WebSocket extension \(accepted), which was not offered"))
         }
         var parameters = Self()
         var seen = Set<String>()
-        for element in elements {
-            let pair = element.split(separator: "=", maxSplits: 1).map { $0.trimmingASCIIWhitespace }
-            let name = pair[0].lowercased()
+        for element in elements.dropFirst() {
+            let pair = element.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingASCIIWhitespace }
+            guard let name = pair.first?.lowercased(), !name.isEmpty else {
+                return .failure(.init("the server's permessage-deflate answer has an empty parameter"))
+            }
             let value = pair.count == 2 ? String(pair[1].filter { $0 != "\"" }) : nil
             guard seen.insert(name).inserted else { return .failure(.init("the server repeated the permessage-deflate parameter \(name)")) }
             switch (name, value) {
@@ -68,31 +70,40 @@ final class PerMessageDeflate {
     }
 
     let parameters: PerMessageDeflateParameters
-    private let deflater = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-    private let inflater = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    private let deflater: UnsafeMutablePointer<z_stream>
+    private let inflater: UnsafeMutablePointer<z_stream>
     /// What a sync flush ends with, dropped from each message and added back before inflating.
     private static let flushMarker: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
 
-    init?(_ parameters: PerMessageDeflateParameters) {
-        self.parameters = parameters
-        deflater.initialize(to: z_stream())
-        inflater.initialize(to: z_stream())
+    /// The codec for `parameters`, or nil when zlib cannot set up its streams.
+    static func make(_ parameters: PerMessageDeflateParameters) -> PerMessageDeflate? {
         let size = Int32(MemoryLayout<z_stream>.size)
-        guard
-            deflateInit2_(
-                deflater, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -Int32(parameters.clientMaxWindowBits), 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
-                size) == Z_OK
+        let deflater = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        deflater.initialize(to: z_stream())
+        let windowBits = -Int32(parameters.clientMaxWindowBits)
+        guard deflateInit2_(deflater, Z_DEFAULT_COMPRESSION, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, size) == Z_OK
         else {
             deflater.deallocate()
-            inflater.deallocate()
             return nil
         }
-        guard inflateInit2_(inflater, -Int32(parameters.serverMaxWindowBits), ZLIB_VERSION, size) == Z_OK else {
+        let inflater = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        inflater.initialize(to: z_stream())
+        // The largest window reads any smaller one the server compressed with (zlib widens 8 to 9).
+        guard inflateInit2_(inflater, -MAX_WBITS, ZLIB_VERSION, size) == Z_OK else {
             deflateEnd(deflater)
             deflater.deallocate()
             inflater.deallocate()
             return nil
         }
+        return PerMessageDeflate(parameters: parameters, deflater: deflater, inflater: inflater)
+    }
+
+    private init(
+        parameters: PerMessageDeflateParameters, deflater: UnsafeMutablePointer<z_stream>, inflater: UnsafeMutablePointer<z_stream>
+    ) {
+        self.parameters = parameters
+        self.deflater = deflater
+        self.inflater = inflater
     }
 
     deinit {
@@ -105,15 +116,14 @@ final class PerMessageDeflate {
     /// The message's payload compressed (a sync flush, its last four bytes dropped).
     func compress(_ payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
         var output = allocator.buffer(capacity: Int(deflateBound(deflater, uLong(payload.readableBytes))) + 16)
-        var input = payload
-        input.withUnsafeMutableReadableBytes { bytes in
-            deflater.pointee.next_in = bytes.bindMemory(to: Bytef.self).baseAddress
-            deflater.pointee.avail_in = uInt(bytes.count)
+        payload.withUnsafeReadableBytes { bytes in
+            // zlib never writes to its input.
+            deflater.pointee.next_in = bytes.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: Bytef.self)) }
+            deflater.pointee.avail_in = uInt(clamping: bytes.count)
             repeat {
-                output.reserveCapacity(minimumWritableBytes: 64)
                 output.writeWithUnsafeMutableBytes(minimumWritableBytes: 64) { space in
                     deflater.pointee.next_out = space.bindMemory(to: Bytef.self).baseAddress
-                    deflater.pointee.avail_out = uInt(space.count)
+                    deflater.pointee.avail_out = uInt(clamping: space.count)
                     _ = deflate(deflater, Z_SYNC_FLUSH)
                     return space.count - Int(deflater.pointee.avail_out)
                 }
@@ -135,25 +145,30 @@ final class PerMessageDeflate {
         input.writeBytes(Self.flushMarker)
         var output = allocator.buffer(capacity: min(limit, max(256, payload.readableBytes * 4)))
         var failure: InflateFailure?
-        input.withUnsafeMutableReadableBytes { bytes in
-            inflater.pointee.next_in = bytes.bindMemory(to: Bytef.self).baseAddress
-            inflater.pointee.avail_in = uInt(bytes.count)
+        input.withUnsafeReadableBytes { bytes in
+            inflater.pointee.next_in = bytes.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: Bytef.self)) }
+            inflater.pointee.avail_in = uInt(clamping: bytes.count)
             var outputFull = false
             repeat {
                 var status: Int32 = Z_OK
-                output.writeWithUnsafeMutableBytes(minimumWritableBytes: 16 * 1024) { space in
+                // Never more than one byte past the limit, whatever room the buffer has.
+                let allowed = limit + 1 - output.readableBytes
+                output.writeWithUnsafeMutableBytes(minimumWritableBytes: min(16 * 1024, allowed)) { space in
+                    let room = min(space.count, allowed)
                     inflater.pointee.next_out = space.bindMemory(to: Bytef.self).baseAddress
-                    inflater.pointee.avail_out = uInt(space.count)
+                    inflater.pointee.avail_out = uInt(clamping: room)
                     status = inflate(inflater, Z_SYNC_FLUSH)
-                    return space.count - Int(inflater.pointee.avail_out)
+                    return room - Int(inflater.pointee.avail_out)
                 }
-                outputFull = inflater.pointee.avail_out == 0
+                outputFull = inflater.pointee.avail_out == 0 && output.readableBytes <= limit
                 switch status {
                 case _ where output.readableBytes > limit:
                     failure = .overLimit
                 case Z_STREAM_END:
-                    // A message may end with a final block (RFC 7692 §7.2.3.3): what follows starts afresh.
+                    // A message may end with a final block (RFC 7692 §7.2.3.3): what follows starts
+                    // afresh, unless it is only the marker added here.
                     inflateReset(inflater)
+                    if inflater.pointee.avail_in <= UInt32(Self.flushMarker.count) { return }
                 case Z_OK:
                     break
                 case Z_BUF_ERROR:
@@ -177,8 +192,4 @@ extension Substring {
     fileprivate var trimmingASCIIWhitespace: String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
-}
-
-extension String {
-    fileprivate var trimmingASCIIWhitespace: String { self[...].trimmingASCIIWhitespace }
 }

@@ -144,16 +144,14 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     func send(_ message: TransportWebSocketMessage, promise: EventLoopPromise<Void>) {
         guard machine.canSend, let context else { return promise.fail(Self.notOpen) }
-        var (opcode, payload): (WebSocketOpcode, ByteBuffer) =
+        let (opcode, payload): (WebSocketOpcode, ByteBuffer) =
             switch message {
             case .text(let text): (.text, context.channel.allocator.buffer(string: text))
             case .binary(let bytes): (.binary, bytes)
             }
-        var frame = Self.frame(opcode, payload)
-        if let deflate {
-            payload = deflate.compress(payload, allocator: context.channel.allocator)
-            frame = WebSocketFrame(fin: true, rsv1: true, opcode: opcode, maskKey: .random(), data: payload)
-        }
+        let frame =
+            deflate.map { Self.frame(opcode, $0.compress(payload, allocator: context.channel.allocator), compressed: true) }
+            ?? Self.frame(opcode, payload)
         context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
     }
 
@@ -201,9 +199,9 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     static let notOpen = TransportError(.networkConnectionLost, "the WebSocket is not open")
 
-    /// A client frame: whole, masked with a fresh key.
-    static func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {
-        WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: data)
+    /// A client frame: whole, masked with a fresh key; RSV1 marks a compressed message.
+    static func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer, compressed: Bool = false) -> WebSocketFrame {
+        WebSocketFrame(fin: true, rsv1: compressed, opcode: opcode, maskKey: .random(), data: data)
     }
 }
 

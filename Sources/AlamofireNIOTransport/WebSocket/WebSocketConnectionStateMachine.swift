@@ -55,7 +55,9 @@ struct WebSocketConnectionStateMachine {
         case .none:
             return .none
         case .message(let message):
-            return .deliver(message)
+            // After the client's close only the server's answer matters: messages still coming are
+            // dropped, so that a server streaming on cannot fill memory while the close waits.
+            return state == .open ? .deliver(message) : .none
         case .ping(let payload):
             return state == .open ? .answerPing(payload) : .none
         case .pong(let payload):

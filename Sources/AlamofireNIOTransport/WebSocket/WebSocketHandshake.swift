@@ -298,7 +298,7 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
                 onTermination: { eventLoop.execute { box.value?.readerTerminated() } }))
         var deflate: PerMessageDeflate?
         if let compression {
-            guard let codec = PerMessageDeflate(compression) else {
+            guard let codec = PerMessageDeflate.make(compression) else {
                 return fail(.badResponse("zlib could not be set up for permessage-deflate"))
             }
             deflate = codec
