@@ -383,7 +383,7 @@ import FoundationNetworking
                     }
                     // The first message holds the handler until the request is waiting on it.
                     if seen == 1 {
-                        for _ in 0..<200 where !request.isAwaitingDemand { Thread.sleep(forTimeInterval: 0.01) }
+                        for _ in 0..<1000 where !request.isAwaitingDemand { Thread.sleep(forTimeInterval: 0.01) }
                         log.append("waited(\(request.isAwaitingDemand))")
                     }
                 }
@@ -449,10 +449,9 @@ import FoundationNetworking
             components.scheme = "wss"
             let request = session.webSocketRequest(to: components.url!).streamMessageEvents(on: queue, handler: log.record)
             try await Task.sleep(for: .milliseconds(100))
-            let cancelled = ContinuousClock.now
             request.cancel()
-            try await log.waitForCompletion(seconds: 10)
-            #expect(ContinuousClock.now - cancelled < .seconds(2))
+            // The connect timeout is a minute: completing within the wait means the cancel ended it.
+            try await log.waitForCompletion(seconds: 20)
             #expect(log.all == ["completed"])
             #expect(log.completed?.error?.isExplicitlyCancelledError == true)
         }

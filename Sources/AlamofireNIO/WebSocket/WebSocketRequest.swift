@@ -425,6 +425,8 @@ public import FoundationNetworking
     /// until then); and a response serializer that hands it `.completed` once the request has finished.
     func forIncomingEvent(handler: @escaping @Sendable (IncomingEvent, _ release: @escaping @Sendable () -> Void) -> Void) -> Self {
         socketState.withLock { state in
+            // Added after the end, it would hear nothing but `.completed` (delivered below) and hold the request.
+            guard !state.hasEnded else { return }
             state.handlers.append { incomingEvent in
                 let release: @Sendable () -> Void
                 if case .receivedMessage(let message) = incomingEvent {
