@@ -62,6 +62,8 @@ struct NIOWebSocketEchoClient: WebSocketEchoClient {
             }
             .connect(host: host, port: port).get()
         defer { channel.close(promise: nil) }
+        // A refused upgrade ends the connection: the wait ends with it (an upgrade done first wins).
+        channel.closeFuture.whenComplete { _ in upgraded.fail(UnexpectedResponse(description: "the WebSocket upgrade failed")) }
         let socket = try await upgraded.futureResult.get()
         for index in 0..<count {
             let echo = socket.eventLoop.makePromise(of: Void.self)
