@@ -526,4 +526,46 @@ import FoundationNetworking
             #expect(log.completed?.response?.headers["Sec-WebSocket-Extensions"]?.hasPrefix("permessage-deflate") == true)
         }
     }
+
+    @Test func aPlainWebSocketGoesThroughAnHTTPProxyByATunnel() async throws {
+        try await Self.withServer { server in
+            let proxy = try await ProxyServer.start()
+            let configuration = URLSessionConfiguration.af.ephemeral
+            configuration.connectionProxyDictionary = ["HTTPEnable": true, "HTTPProxy": "127.0.0.1", "HTTPPort": proxy.port]
+            let session = keepAlive(Session(configuration: configuration, eventMonitors: []))
+            let log = EventLog()
+            let request = session.webSocketRequest(to: server.url("close", query: "code=1000"))
+                .streamMessageEvents(on: queue, handler: log.record)
+            try await log.waitForCompletion()
+            try await proxy.shutdown()
+            #expect(log.all == ["connected(nil)", "text(closing)", "disconnected(1000,nil)", "completed"])
+            #expect(proxy.statistics.tunnels == ["127.0.0.1:\(server.baseURL.port ?? 0)"])
+            #expect(request.metrics?.transactionMetrics.first?.isProxyConnection == true)
+        }
+    }
+
+    @Test func cancellingTheTaskEndsTheRequestAsCancelled() async throws {
+        try await Self.withServer { server in
+            let session = keepAlive(Session())
+            let request = session.webSocketRequest(to: server.url("echo"))
+            let task = request.webSocketTask()
+            let kinds = try await withTimeout {
+                var kinds: [String] = []
+                for await event in task.streamingMessageEvents(automaticallyCancelling: false) {
+                    switch event.kind {
+                    case .connected:
+                        kinds.append("connected")
+                        task.cancel()
+                    case .completed(let completion):
+                        kinds.append("completed(\(completion.error?.isExplicitlyCancelledError == true))")
+                    default:
+                        kinds.append("other")
+                    }
+                }
+                return kinds
+            }
+            #expect(kinds == ["connected", "completed(true)"])
+            #expect(request.isCancelled)
+        }
+    }
 }
