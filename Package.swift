@@ -8,14 +8,17 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// The development server, from the sibling package in `HTTPBinServer/`.
+let httpBinServer: Target.Dependency = .product(name: "HTTPBinServer", package: "HTTPBinServer")
+
+// The only product is the library. The tour, the probes, the server command and the tests are
+// targets without products, so a package depending on AlamofireNIO resolves none of their
+// dependencies (`Scripts/check-consumer-dependencies.sh` counts what it resolves).
 let package = Package(
     name: "AlamofireNIO",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "AlamofireNIO", targets: ["AlamofireNIO"]),
-        .library(name: "HTTPBinServer", targets: ["HTTPBinServer"]),
-        .executable(name: "af-tour", targets: ["af-tour"]),
-        .executable(name: "httpbin-server", targets: ["httpbin-server"]),
+        .library(name: "AlamofireNIO", targets: ["AlamofireNIO"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -27,9 +30,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // The development server (tests, tour, probes), used only by targets that are not products.
+        .package(path: "HTTPBinServer"),
+        // `swift package generate-documentation`; used by no target, so never resolved for users.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Layer 3: Alamofire's API. It uses the transport only to build it for the loading layer.
@@ -89,34 +93,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // zlib for the test server's gzip/deflate endpoints and PNG images.
+        // The system zlib: request compression and WebSocket permessage-deflate.
         .systemLibrary(
             name: "CZlib",
             providers: [.apt(["zlib1g-dev"])]
-        ),
-        // An httpbin-compatible server on loopback for tests, benchmarks and the demo.
-        .target(
-            name: "HTTPBinServer",
-            dependencies: [
-                "CZlib",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: swiftSettings
         ),
         // Starts the tests' helper programs without Foundation's `Process` (see ChildProcess.swift).
         .target(name: "ChildProcess", swiftSettings: swiftSettings),
@@ -132,30 +112,30 @@ let package = Package(
         // Session and reports its own memory, for the tests.
         .executableTarget(
             name: "alamofire-probe",
-            dependencies: ["AlamofireNIO", "HTTPBinServer", "ChildProcess"],
+            dependencies: ["AlamofireNIO", httpBinServer, "ChildProcess"],
             swiftSettings: swiftSettings
         ),
         // The tour of Alamofire's usage guide against the bundled server: the README's main command.
         .executableTarget(
             name: "af-tour",
-            dependencies: ["AlamofireNIO", "HTTPBinServer"],
+            dependencies: ["AlamofireNIO", httpBinServer],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "httpbin-server",
-            dependencies: ["HTTPBinServer"],
+            dependencies: [httpBinServer],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "AlamofireNIOTests",
             dependencies: [
-                "AlamofireNIO", "alamofire-probe", "HTTPBinServer", "ChildProcess", .product(name: "Crypto", package: "swift-crypto"),
+                "AlamofireNIO", "alamofire-probe", httpBinServer, "ChildProcess", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "AlamofireNIOLoadingTests",
-            dependencies: ["AlamofireNIOLoading", "AlamofireNIOTransport", "HTTPBinServer"],
+            dependencies: ["AlamofireNIOLoading", "AlamofireNIOTransport", httpBinServer],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -163,7 +143,7 @@ let package = Package(
             dependencies: [
                 "AlamofireNIOTransport",
                 "transport-probe",
-                "HTTPBinServer",
+                httpBinServer,
                 "ChildProcess",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -184,7 +164,7 @@ let package = Package(
         .testTarget(
             name: "HTTPBinServerTests",
             dependencies: [
-                "HTTPBinServer",
+                httpBinServer,
                 "httpbin-server",
                 "CZlib",
                 "ChildProcess",

@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
+        .package(path: "../HTTPBinServer"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // The HTTPS workloads' trust roots for AsyncHTTPClient.
@@ -19,7 +20,7 @@ let package = Package(
             name: "bench",
             dependencies: [
                 .product(name: "AlamofireNIO", package: libraryIdentity),
-                .product(name: "HTTPBinServer", package: libraryIdentity),
+                .product(name: "HTTPBinServer", package: "HTTPBinServer"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

@@ -28,6 +28,7 @@ public struct TaskMetrics: Sendable, Hashable {
 
 /// One HTTP exchange: the fields of `URLSessionTaskTransactionMetrics`.
 public struct TransactionMetrics: Sendable, Hashable {
+    /// The request sent in this exchange.
     public var request: URLRequest
     /// The response, if one arrived: an `HTTPURLResponse` for HTTP, a plain `URLResponse` for
     /// `file:` and `data:` URLs.
@@ -40,16 +41,27 @@ public struct TransactionMetrics: Sendable, Hashable {
     /// How the resource was obtained: `.networkLoad` for an exchange, `.localCache` for a cached
     /// response, `.unknown` for `file:` and `data:` URLs.
     public var resourceFetchType: URLSessionTaskMetrics.ResourceFetchType
+    /// When the exchange began: the moment the resource started to be fetched.
     public var fetchStartDate: Date?
+    /// When the DNS lookup began; `nil` when the exchange reused a connection or did no lookup.
     public var domainLookupStartDate: Date?
+    /// When the DNS lookup ended; `nil` when the exchange reused a connection or did no lookup.
     public var domainLookupEndDate: Date?
+    /// When the connection to the server began to open; `nil` when the exchange reused one.
     public var connectStartDate: Date?
+    /// When the TLS handshake began; `nil` without TLS or when the exchange reused a connection.
     public var secureConnectionStartDate: Date?
+    /// When the TLS handshake ended; `nil` without TLS or when the exchange reused a connection.
     public var secureConnectionEndDate: Date?
+    /// When the connection was established; `nil` when the exchange reused one.
     public var connectEndDate: Date?
+    /// When sending the request began.
     public var requestStartDate: Date?
+    /// When the request had been sent in full.
     public var requestEndDate: Date?
+    /// When the first byte of the response arrived.
     public var responseStartDate: Date?
+    /// When the last byte of the response arrived.
     public var responseEndDate: Date?
     /// `h2` or `http/1.1`, as ALPN chose.
     public var networkProtocolName: String?
@@ -59,14 +71,23 @@ public struct TransactionMetrics: Sendable, Hashable {
     public var isProxyConnection: Bool
     /// The negotiated TLS version's name, e.g. `TLSv1.3`.
     public var negotiatedTLSProtocolVersion: String?
+    /// The bytes of the request head, as sent.
     public var countOfRequestHeaderBytesSent: Int64
+    /// The bytes of the request body, as sent (before any chunked framing).
     public var countOfRequestBodyBytesSent: Int64
+    /// The bytes of the response head, as received.
     public var countOfResponseHeaderBytesReceived: Int64
+    /// The bytes of the response body as received on the wire: compressed, with any chunked framing.
     public var countOfResponseBodyBytesReceived: Int64
+    /// The bytes of the response body after decoding (decompression).
     public var countOfResponseBodyBytesAfterDecoding: Int64
+    /// The local IP address of the connection.
     public var localAddress: String?
+    /// The local port of the connection.
     public var localPort: Int?
+    /// The remote IP address of the connection: the server's, or the proxy's when `isProxyConnection` is `true`.
     public var remoteAddress: String?
+    /// The remote port of the connection: the server's, or the proxy's when `isProxyConnection` is `true`.
     public var remotePort: Int?
 
     /// The transport's metrics, with its monotonic times turned into dates.

@@ -56,6 +56,8 @@ public struct ResponseCacher: Sendable {
 }
 
 extension ResponseCacher: CachedResponseHandler {
+    /// Passes `completion` the response to cache according to `behavior`: as proposed, none, or as the closure modifies
+    /// it.
     public func dataTask(
         _ task: URLSessionDataTask, willCacheResponse response: CachedURLResponse, completion: @escaping (CachedURLResponse?) -> Void
     ) {

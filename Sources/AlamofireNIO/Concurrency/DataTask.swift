@@ -40,7 +40,11 @@ public struct DataTask<Value: Sendable>: Sendable {
 
 extension DataRequest {
     /// The data, awaitable.
-    /// - Parameter shouldAutomaticallyCancel: whether cancelling the awaiting task cancels the request.
+    /// - Parameters:
+    ///   - shouldAutomaticallyCancel: whether cancelling the awaiting task cancels the request.
+    ///   - dataPreprocessor: prepares the data before it is serialized.
+    ///   - emptyResponseCodes: the status codes for which an empty body is allowed.
+    ///   - emptyRequestMethods: the request methods for which an empty body is allowed.
     public func serializingData(
         automaticallyCancelling shouldAutomaticallyCancel: Bool = true,
         dataPreprocessor: any DataPreprocessor = DataResponseSerializer.defaultDataPreprocessor,

@@ -2,7 +2,9 @@
 ///
 /// The stream starts when it is iterated: that is when the request's handler is registered.
 public struct StreamOf<Element>: AsyncSequence {
+    /// The iterator type of the sequence.
     public typealias AsyncIterator = Iterator
+    /// How the underlying `AsyncStream` buffers elements that have not yet been consumed.
     public typealias BufferingPolicy = AsyncStream<Element>.Continuation.BufferingPolicy
     typealias Continuation = AsyncStream<Element>.Continuation
 
@@ -34,6 +36,7 @@ public struct StreamOf<Element>: AsyncSequence {
         self.builder = iteration
     }
 
+    /// Starts a new iteration of the stream and returns its iterator.
     public func makeAsyncIterator() -> Iterator {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
         if let onTermination { continuation.onTermination = { _ in onTermination() } }
@@ -51,6 +54,7 @@ public struct StreamOf<Element>: AsyncSequence {
             self.onElement = onElement
         }
 
+        /// Returns the next element, or `nil` when the stream has finished.
         public mutating func next() async -> Element? {
             let element = await iterator.next()
             if element != nil { onElement?() }

@@ -4,6 +4,7 @@ public import Foundation
 // The failure reasons are not `CustomStringConvertible`: interpolating one prints its case, as in Alamofire.
 
 extension AFError: LocalizedError {
+    /// A description of the error, in Alamofire's words.
     public var errorDescription: String? {
         switch self {
         case .explicitlyCancelled:

@@ -7,18 +7,31 @@ public import Foundation
 public enum AFError: Error, @unchecked Sendable {
     /// Why a multipart form could not be encoded.
     public enum MultipartEncodingFailureReason: Sendable {
+        /// The URL of a body part is not a file URL.
         case bodyPartURLInvalid(url: URL)
+        /// The file URL of a body part has no usable filename (last path component or extension).
         case bodyPartFilenameInvalid(in: URL)
+        /// The file of a body part cannot be reached.
         case bodyPartFileNotReachable(at: URL)
+        /// Checking whether the file of a body part can be reached threw an error.
         case bodyPartFileNotReachableWithError(atURL: URL, error: any Error)
+        /// The file URL of a body part points to a directory.
         case bodyPartFileIsDirectory(at: URL)
+        /// The size of a body part's file could not be determined.
         case bodyPartFileSizeNotAvailable(at: URL)
+        /// Querying the size of a body part's file threw an error.
         case bodyPartFileSizeQueryFailedWithError(forURL: URL, error: any Error)
+        /// An `InputStream` could not be created for a body part's file.
         case bodyPartInputStreamCreationFailed(for: URL)
+        /// An `OutputStream` could not be created to write the encoded form to a file.
         case outputStreamCreationFailed(for: URL)
+        /// A file already exists where the encoded form was to be written.
         case outputStreamFileAlreadyExists(at: URL)
+        /// The URL the encoded form was to be written to is not a file URL.
         case outputStreamURLInvalid(url: URL)
+        /// Writing the encoded form to its `OutputStream` failed.
         case outputStreamWriteFailed(error: any Error)
+        /// Reading a body part's `InputStream` failed.
         case inputStreamReadFailed(error: any Error)
     }
 
@@ -32,8 +45,11 @@ public enum AFError: Error, @unchecked Sendable {
 
     /// Why a `ParameterEncoding` failed.
     public enum ParameterEncodingFailureReason: Sendable {
+        /// The request to encode has no URL.
         case missingURL
+        /// `JSONSerialization` failed to encode the parameters.
         case jsonEncodingFailed(error: any Error)
+        /// A custom `ParameterEncoding` failed.
         case customEncodingFailed(error: any Error)
     }
 
@@ -41,33 +57,51 @@ public enum AFError: Error, @unchecked Sendable {
     public enum ParameterEncoderFailureReason: Sendable {
         /// What the request lacked.
         public enum RequiredComponent: Sendable {
+            /// The request has no URL, or none could be made from it and the parameters.
             case url
+            /// The request's HTTP method is missing or unknown; carries its raw value (`"nil"` when missing).
             case httpMethod(rawValue: String)
         }
 
+        /// A component the encoder needs is missing from the request.
         case missingRequiredComponent(RequiredComponent)
+        /// The underlying encoder failed.
         case encoderFailed(error: any Error)
     }
 
     /// Why a response failed validation.
     public enum ResponseValidationFailureReason: Sendable {
+        /// There is no downloaded file to validate.
         case dataFileNil
+        /// The downloaded file could not be read for validation.
         case dataFileReadFailed(at: URL)
+        /// The response has no `Content-Type`, but acceptable content types were given.
         case missingContentType(acceptableContentTypes: [String])
+        /// The response's `Content-Type` is not one of those acceptable.
         case unacceptableContentType(acceptableContentTypes: [String], responseContentType: String)
+        /// The response's status code is not acceptable.
         case unacceptableStatusCode(code: Int)
+        /// A custom validation failed.
         case customValidationFailed(error: any Error)
     }
 
     /// Why a response could not be serialized.
     public enum ResponseSerializationFailureReason: Sendable {
+        /// The response had no data, or empty data, where that is not allowed.
         case inputDataNilOrZeroLength
+        /// There is no downloaded file to serialize.
         case inputFileNil
+        /// The downloaded file could not be read.
         case inputFileReadFailed(at: URL)
+        /// The data could not be decoded as a string in the given encoding.
         case stringSerializationFailed(encoding: String.Encoding)
+        /// `JSONSerialization` failed to parse the data.
         case jsonSerializationFailed(error: any Error)
+        /// A `DataDecoder` failed to decode the data.
         case decodingFailed(error: any Error)
+        /// A custom serializer failed.
         case customSerializationFailed(error: any Error)
+        /// The response was empty but the type it should decode to cannot stand for an empty response.
         case invalidEmptyResponse(type: String)
     }
 
@@ -124,25 +158,43 @@ public enum AFError: Error, @unchecked Sendable {
 
     /// Why a `URLRequest` was refused before it was sent.
     public enum URLRequestValidationFailureReason: Sendable {
+        /// The request is a `GET` with body data, which URLSession refuses.
         case bodyDataInGETRequest(Data)
     }
 
+    /// `createUploadable()` of an ``UploadableConvertible`` threw.
     case createUploadableFailed(error: any Error)
+    /// `asURLRequest()` of a ``URLRequestConvertible`` threw.
     case createURLRequestFailed(error: any Error)
+    /// A downloaded file could not be moved to its destination.
     case downloadedFileMoveFailed(error: any Error, source: URL, destination: URL)
+    /// The request was cancelled by calling `cancel()`.
     case explicitlyCancelled
+    /// A ``URLConvertible`` could not produce a URL.
     case invalidURL(url: any URLConvertible)
+    /// Encoding a multipart form failed.
     case multipartEncodingFailed(reason: MultipartEncodingFailureReason)
+    /// A ``ParameterEncoding`` failed.
     case parameterEncodingFailed(reason: ParameterEncodingFailureReason)
+    /// A ``ParameterEncoder`` failed.
     case parameterEncoderFailed(reason: ParameterEncoderFailureReason)
+    /// A ``RequestAdapter`` failed to adapt the request.
     case requestAdaptationFailed(error: any Error)
+    /// A ``RequestRetrier`` failed the request with an error of its own; carries that error and the original one.
     case requestRetryFailed(retryError: any Error, originalError: any Error)
+    /// The response failed validation.
     case responseValidationFailed(reason: ResponseValidationFailureReason)
+    /// The response could not be serialized.
     case responseSerializationFailed(reason: ResponseSerializationFailureReason)
+    /// The server's certificate chain was not trusted.
     case serverTrustEvaluationFailed(reason: ServerTrustFailureReason)
+    /// The ``Session`` was deinitialized while the request was still running.
     case sessionDeinitialized
+    /// The ``Session`` was invalidated, with the error that caused it, if any.
     case sessionInvalidated(error: (any Error)?)
+    /// The request's task failed, typically with the `URLError` URLSession would have produced.
     case sessionTaskFailed(error: any Error)
+    /// The `URLRequest` was refused before it was sent.
     case urlRequestValidationFailed(reason: URLRequestValidationFailureReason)
 }
 
@@ -171,22 +223,39 @@ extension AFError {
         (underlyingError as? URLError)?.userInfo["NSURLSessionDownloadTaskResumeData"] as? Data
     }
 
+    /// Whether the error is `explicitlyCancelled`.
     public var isExplicitlyCancelledError: Bool { if case .explicitlyCancelled = self { true } else { false } }
+    /// Whether the error is `invalidURL`.
     public var isInvalidURLError: Bool { if case .invalidURL = self { true } else { false } }
+    /// Whether the error is `parameterEncodingFailed`.
     public var isParameterEncodingError: Bool { if case .parameterEncodingFailed = self { true } else { false } }
+    /// Whether the error is `parameterEncoderFailed`.
     public var isParameterEncoderError: Bool { if case .parameterEncoderFailed = self { true } else { false } }
+    /// Whether the error is `multipartEncodingFailed`.
     public var isMultipartEncodingError: Bool { if case .multipartEncodingFailed = self { true } else { false } }
+    /// Whether the error is `requestAdaptationFailed`.
     public var isRequestAdaptationError: Bool { if case .requestAdaptationFailed = self { true } else { false } }
+    /// Whether the error is `responseValidationFailed`.
     public var isResponseValidationError: Bool { if case .responseValidationFailed = self { true } else { false } }
+    /// Whether the error is `responseSerializationFailed`.
     public var isResponseSerializationError: Bool { if case .responseSerializationFailed = self { true } else { false } }
+    /// Whether the error is `serverTrustEvaluationFailed`.
     public var isServerTrustEvaluationError: Bool { if case .serverTrustEvaluationFailed = self { true } else { false } }
+    /// Whether the error is `requestRetryFailed`.
     public var isRequestRetryError: Bool { if case .requestRetryFailed = self { true } else { false } }
+    /// Whether the error is `createUploadableFailed`.
     public var isCreateUploadableError: Bool { if case .createUploadableFailed = self { true } else { false } }
+    /// Whether the error is `createURLRequestFailed`.
     public var isCreateURLRequestError: Bool { if case .createURLRequestFailed = self { true } else { false } }
+    /// Whether the error is `downloadedFileMoveFailed`.
     public var isDownloadedFileMoveError: Bool { if case .downloadedFileMoveFailed = self { true } else { false } }
+    /// Whether the error is `sessionDeinitialized`.
     public var isSessionDeinitializedError: Bool { if case .sessionDeinitialized = self { true } else { false } }
+    /// Whether the error is `sessionInvalidated`.
     public var isSessionInvalidatedError: Bool { if case .sessionInvalidated = self { true } else { false } }
+    /// Whether the error is `sessionTaskFailed`.
     public var isSessionTaskError: Bool { if case .sessionTaskFailed = self { true } else { false } }
+    /// Whether the error is `urlRequestValidationFailed`.
     public var isURLRequestValidationError: Bool { if case .urlRequestValidationFailed = self { true } else { false } }
 }
 

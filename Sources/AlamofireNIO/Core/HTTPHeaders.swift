@@ -91,37 +91,46 @@ public struct HTTPHeaders: Equatable, Hashable, Sendable {
         Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
     }
 
+    /// Whether both hold the same fields, with the same values, in the same order.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.headers == rhs.headers
     }
 }
 
 extension HTTPHeaders: ExpressibleByDictionaryLiteral {
+    /// Creates headers from a dictionary literal; a later field with the same name replaces an earlier one.
     public init(dictionaryLiteral elements: (String, String)...) {
         elements.forEach { update(name: $0.0, value: $0.1) }
     }
 }
 
 extension HTTPHeaders: ExpressibleByArrayLiteral {
+    /// Creates headers from an array literal of fields; a later field with the same name replaces an earlier one.
     public init(arrayLiteral elements: HTTPHeader...) {
         self.init(elements)
     }
 }
 
 extension HTTPHeaders: Sequence {
+    /// Returns an iterator over the fields, in order.
     public func makeIterator() -> IndexingIterator<[HTTPHeader]> {
         headers.makeIterator()
     }
 }
 
 extension HTTPHeaders: Collection {
+    /// The position of the first field.
     public var startIndex: Int { headers.startIndex }
+    /// The position one past the last field.
     public var endIndex: Int { headers.endIndex }
+    /// The field at `position`.
     public subscript(position: Int) -> HTTPHeader { headers[position] }
+    /// The position after `i`.
     public func index(after i: Int) -> Int { headers.index(after: i) }
 }
 
 extension HTTPHeaders: CustomStringConvertible {
+    /// The fields, one `Name: Value` line each.
     public var description: String {
         headers.map(\.description).joined(separator: "\n")
     }
@@ -134,6 +143,8 @@ public struct HTTPHeader: Equatable, Hashable, Sendable {
     /// The field's value.
     public let value: String
 
+    /// Creates a header field.
+    ///
     /// - Parameters:
     ///   - name: the field's name.
     ///   - value: the field's value.
@@ -144,6 +155,7 @@ public struct HTTPHeader: Equatable, Hashable, Sendable {
 }
 
 extension HTTPHeader: CustomStringConvertible {
+    /// The field as `Name: Value`.
     public var description: String { "\(name): \(value)" }
 }
 

@@ -24,6 +24,8 @@ public struct HTTPMethod: RawRepresentable, Equatable, Hashable, Sendable {
     /// The method's name as sent on the wire.
     public let rawValue: String
 
+    /// Creates a method from its name.
+    ///
     /// - Parameter rawValue: the method's name, such as `"GET"`.
     public init(rawValue: String) {
         self.rawValue = rawValue

@@ -19,6 +19,7 @@ extension String: URLConvertible {
 }
 
 extension URL: URLConvertible {
+    /// Returns the URL itself.
     public func asURL() throws -> URL { self }
 }
 
@@ -42,6 +43,7 @@ extension URLRequestConvertible {
 }
 
 extension URLRequest: URLRequestConvertible {
+    /// Returns the request itself.
     public func asURLRequest() throws -> URLRequest { self }
 }
 

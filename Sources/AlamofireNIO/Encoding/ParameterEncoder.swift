@@ -35,11 +35,15 @@ open class JSONParameterEncoder: @unchecked Sendable, ParameterEncoder {
     /// The encoder used. (`JSONEncoder` is not `Sendable`: configure it before sharing the parameter encoder.)
     public let encoder: JSONEncoder
 
+    /// Creates an encoder that writes parameters as JSON with `encoder`.
+    ///
     /// - Parameter encoder: the `JSONEncoder` to use.
     public init(encoder: JSONEncoder = JSONEncoder()) {
         self.encoder = encoder
     }
 
+    /// Returns `request` with `parameters` encoded as its JSON body; `nil` parameters leave the request as it is.
+    ///
     /// - Throws: `AFError.parameterEncodingFailed(reason: .jsonEncodingFailed(error:))`, as in Alamofire.
     open func encode<Parameters: Encodable>(_ parameters: Parameters?, into request: URLRequest) throws -> URLRequest {
         guard let parameters else { return request }
@@ -84,6 +88,8 @@ open class URLEncodedFormParameterEncoder: @unchecked Sendable, ParameterEncoder
     /// Where the parameters go.
     public let destination: Destination
 
+    /// Creates an encoder that writes parameters as a form with `encoder`, into the query or body as `destination` says.
+    ///
     /// - Parameters:
     ///   - encoder: the form encoder to use.
     ///   - destination: where the parameters go.
@@ -92,6 +98,10 @@ open class URLEncodedFormParameterEncoder: @unchecked Sendable, ParameterEncoder
         self.destination = destination
     }
 
+    /// Returns `request` with `parameters` form-encoded into its query or its body; `nil` parameters leave it as it is.
+    ///
+    /// - Throws: ``AFError/parameterEncoderFailed(reason:)`` when the request has no URL or method, or the form encoder
+    ///   fails.
     open func encode<Parameters: Encodable>(_ parameters: Parameters?, into request: URLRequest) throws -> URLRequest {
         guard let parameters else { return request }
         var request = request

@@ -35,10 +35,15 @@ public struct URLEncoding: ParameterEncoding {
     /// Always into the body.
     public static var httpBody: URLEncoding { URLEncoding(destination: .httpBody) }
 
+    /// Where the encoded parameters go.
     public let destination: Destination
+    /// How array elements are keyed.
     public let arrayEncoding: ArrayEncoding
+    /// How `Bool` values are written.
     public let boolEncoding: BoolEncoding
 
+    /// Creates an encoding that writes parameters as a form.
+    ///
     /// - Parameters:
     ///   - destination: where the parameters go.
     ///   - arrayEncoding: how array elements are keyed.
@@ -51,6 +56,7 @@ public struct URLEncoding: ParameterEncoding {
         self.boolEncoding = boolEncoding
     }
 
+    /// Returns the request with `parameters` encoded as a query string or a form body, as `destination` says.
     public func encode(_ urlRequest: any URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest {
         var request = try urlRequest.asURLRequest()
         guard let parameters else { return request }
@@ -130,11 +136,14 @@ public struct JSONEncoding: ParameterEncoding {
     /// The `JSONSerialization` options used.
     public let options: JSONSerialization.WritingOptions
 
+    /// Creates an encoding that writes parameters as a JSON body.
+    ///
     /// - Parameter options: the `JSONSerialization` options to use.
     public init(options: JSONSerialization.WritingOptions = []) {
         self.options = options
     }
 
+    /// Returns the request with `parameters` as its JSON body, setting `Content-Type: application/json` unless one is set.
     public func encode(_ urlRequest: any URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest {
         try encode(urlRequest, withJSONObject: parameters)
     }
@@ -167,9 +176,13 @@ public struct PropertyListEncoding: ParameterEncoding {
     /// Binary property lists.
     public static var binary: PropertyListEncoding { PropertyListEncoding(format: .binary) }
 
+    /// The property list format written.
     public let format: PropertyListSerialization.PropertyListFormat
+    /// The `PropertyListSerialization` write options used.
     public let options: PropertyListSerialization.WriteOptions
 
+    /// Creates an encoding that writes parameters as a property list body.
+    ///
     /// - Parameters:
     ///   - format: the property list format.
     ///   - options: the write options.
@@ -178,6 +191,8 @@ public struct PropertyListEncoding: ParameterEncoding {
         self.options = options
     }
 
+    /// Returns the request with `parameters` as its property list body, setting `Content-Type: application/x-plist` unless
+    /// one is set.
     public func encode(_ urlRequest: any URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest {
         var request = try urlRequest.asURLRequest()
         guard let parameters else { return request }

@@ -36,6 +36,7 @@ public final class URLEncodedFormEncoder: Sendable {
         /// `true` and `false`.
         case literal
 
+        /// The text for `value`.
         public func encode(_ value: Bool) -> String {
             switch self {
             case .numeric: value ? "1" : "0"
@@ -111,6 +112,7 @@ public final class URLEncodedFormEncoder: Sendable {
         /// The closure's key.
         case custom(@Sendable (String) -> String)
 
+        /// Returns `key` written in this style.
         public func encode(_ key: String) -> String {
             switch self {
             case .useDefaultKeys: key
@@ -168,11 +170,14 @@ public final class URLEncodedFormEncoder: Sendable {
 
         private let encoding: @Sendable (_ subkey: String) -> String
 
+        /// Creates an encoding that appends each subkey to its parent key as `encoding` returns it.
+        ///
         /// - Parameter encoding: what is appended to the parent key for a subkey.
         public init(encoding: @escaping @Sendable (_ subkey: String) -> String) {
             self.encoding = encoding
         }
 
+        /// Returns what is appended to the parent key for the subkey `keyPath`.
         public func encodeKeyPath(_ keyPath: String) -> String { encoding(keyPath) }
     }
 
@@ -187,11 +192,14 @@ public final class URLEncodedFormEncoder: Sendable {
 
         private let encoding: @Sendable () -> String?
 
+        /// Creates an encoding that writes `nil` as `encoding` returns it.
+        ///
         /// - Parameter encoding: the text for `nil`, or nil to leave the key out.
         public init(encoding: @escaping @Sendable () -> String?) {
             self.encoding = encoding
         }
 
+        /// The text for a `nil` value, or `nil` to leave the key out.
         public func encodeNil() -> String? { encoding() }
     }
 
@@ -219,13 +227,21 @@ public final class URLEncodedFormEncoder: Sendable {
 
     /// Whether pairs are sorted by key.
     public let alphabetizeKeyValuePairs: Bool
+    /// How array elements are keyed.
     public let arrayEncoding: ArrayEncoding
+    /// How `Bool` values are written.
     public let boolEncoding: BoolEncoding
+    /// How `Data` values are written.
     public let dataEncoding: DataEncoding
+    /// How `Date` values are written.
     public let dateEncoding: DateEncoding
+    /// How keys are written.
     public let keyEncoding: KeyEncoding
+    /// How the keys of nested objects are appended to their parent's key.
     public let keyPathEncoding: KeyPathEncoding
+    /// How `nil` values are written.
     public let nilEncoding: NilEncoding
+    /// How spaces are written.
     public let spaceEncoding: SpaceEncoding
     /// The `CharacterSet` of allowed (non-escaped) characters; all others are percent-escaped.
     public var allowedCharacters: CharacterSet {
@@ -234,6 +250,8 @@ public final class URLEncodedFormEncoder: Sendable {
     }
     private let allowedCharacterStorage: Mutex<CharacterSet>
 
+    /// Creates a form encoder.
+    ///
     /// - Parameters:
     ///   - alphabetizeKeyValuePairs: whether pairs are sorted by key (`true`).
     ///   - arrayEncoding: how array elements are keyed (`.brackets`).

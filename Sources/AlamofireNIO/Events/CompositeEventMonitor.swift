@@ -14,6 +14,8 @@ public import FoundationNetworking
 /// Alamofire's own ``AlamofireNotifications`` is only told of the events it posts, and posts them at
 /// once, so a session with no other monitor pays nothing for the rest and no thread hop for those.
 public final class CompositeEventMonitor: EventMonitor {
+    /// The queue the composite was created with. Events do not pass through it: each monitor gets them on its own
+    /// ``EventMonitor/queue``.
     public let queue: DispatchQueue
     /// Underlying `EventMonitor`s performed by the instance.
     public let monitors: [any EventMonitor]
@@ -69,16 +71,19 @@ public final class CompositeEventMonitor: EventMonitor {
 
     // MARK: URLSession events
 
+    /// Called when the session becomes invalid: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
         let error = UncheckedSendable(error)
         performEvent(.didBecomeInvalid) { $0.urlSession(session, didBecomeInvalidWithError: error.value) }
     }
 
+    /// Called when a task receives an authentication challenge: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge) {
         let challenge = UncheckedSendable(challenge)
         performEvent(.taskDidReceiveChallenge) { $0.urlSession(session, task: task, didReceive: challenge.value) }
     }
 
+    /// Called when a task has sent body data: forwards the event to every monitor.
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
@@ -90,10 +95,12 @@ public final class CompositeEventMonitor: EventMonitor {
         }
     }
 
+    /// Called when a task needs a new body stream: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, taskNeedsNewBodyStream task: URLSessionTask) {
         performEvent(.taskNeedsNewBodyStream) { $0.urlSession(session, taskNeedsNewBodyStream: task) }
     }
 
+    /// Called when a task is about to follow an HTTP redirection: forwards the event to every monitor.
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest
     ) {
@@ -102,31 +109,38 @@ public final class CompositeEventMonitor: EventMonitor {
         }
     }
 
+    /// Called when a task has finished collecting its metrics: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics) {
         performEvent(.taskDidFinishCollectingMetrics) { $0.urlSession(session, task: task, didFinishCollecting: metrics) }
     }
 
+    /// Called when a task completes, with or without an error: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let error = UncheckedSendable(error)
         performEvent(.taskDidComplete) { $0.urlSession(session, task: task, didCompleteWithError: error.value) }
     }
 
+    /// Called when a task waits for connectivity (never, in AlamofireNIO): forwards the event to every monitor.
     public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
         performEvent(.taskIsWaitingForConnectivity) { $0.urlSession(session, taskIsWaitingForConnectivity: task) }
     }
 
+    /// Called when a data task receives its response: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse) {
         performEvent(.dataTaskDidReceiveResponse) { $0.urlSession(session, dataTask: dataTask, didReceive: response) }
     }
 
+    /// Called when a data task receives data: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         performEvent(.dataTaskDidReceiveData) { $0.urlSession(session, dataTask: dataTask, didReceive: data) }
     }
 
+    /// Called when a data task is about to cache its response: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse) {
         performEvent(.dataTaskWillCacheResponse) { $0.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse) }
     }
 
+    /// Called when a download task resumes from an offset: forwards the event to every monitor.
     public func urlSession(
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64
     ) {
@@ -135,6 +149,7 @@ public final class CompositeEventMonitor: EventMonitor {
         }
     }
 
+    /// Called when a download task has written data: forwards the event to every monitor.
     public func urlSession(
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
         totalBytesExpectedToWrite: Int64
@@ -146,6 +161,7 @@ public final class CompositeEventMonitor: EventMonitor {
         }
     }
 
+    /// Called when a download task has finished downloading to a temporary file: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
         performEvent(.downloadTaskDidFinishDownloading) {
             $0.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
@@ -154,82 +170,103 @@ public final class CompositeEventMonitor: EventMonitor {
 
     // MARK: Request events
 
+    /// Called when a request's initial `URLRequest` has been created, before any adaptation: forwards the event to every
+    /// monitor.
     public func request(_ request: Request, didCreateInitialURLRequest urlRequest: URLRequest) {
         performEvent(.requestDidCreateInitialURLRequest) { $0.request(request, didCreateInitialURLRequest: urlRequest) }
     }
 
+    /// Called when creating a request's `URLRequest` fails: forwards the event to every monitor.
     public func request(_ request: Request, didFailToCreateURLRequestWithError error: AFError) {
         performEvent(.requestDidFailToCreateURLRequest) { $0.request(request, didFailToCreateURLRequestWithError: error) }
     }
 
+    /// Called when a `RequestAdapter` has adapted a request's initial `URLRequest`: forwards the event to every monitor.
     public func request(_ request: Request, didAdaptInitialRequest initialRequest: URLRequest, to adaptedRequest: URLRequest) {
         performEvent(.requestDidAdaptInitialRequest) { $0.request(request, didAdaptInitialRequest: initialRequest, to: adaptedRequest) }
     }
 
+    /// Called when a `RequestAdapter` fails to adapt a request's initial `URLRequest`: forwards the event to every monitor.
     public func request(_ request: Request, didFailToAdaptURLRequest initialRequest: URLRequest, withError error: AFError) {
         performEvent(.requestDidFailToAdaptURLRequest) { $0.request(request, didFailToAdaptURLRequest: initialRequest, withError: error) }
     }
 
+    /// Called when the final `URLRequest` of a request has been created: forwards the event to every monitor.
     public func request(_ request: Request, didCreateURLRequest urlRequest: URLRequest) {
         performEvent(.requestDidCreateURLRequest) { $0.request(request, didCreateURLRequest: urlRequest) }
     }
 
+    /// Called when the task of a request has been created: forwards the event to every monitor.
     public func request(_ request: Request, didCreateTask task: URLSessionTask) {
         performEvent(.requestDidCreateTask) { $0.request(request, didCreateTask: task) }
     }
 
+    /// Called when a request receives its task's metrics: forwards the event to every monitor.
     public func request(_ request: Request, didGatherMetrics metrics: TaskMetrics) {
         performEvent(.requestDidGatherMetrics) { $0.request(request, didGatherMetrics: metrics) }
     }
 
+    /// Called when a request's task fails early with an error of AlamofireNIO's own, such as failed pinning: forwards the
+    /// event to every monitor.
     public func request(_ request: Request, didFailTask task: URLSessionTask, earlyWithError error: AFError) {
         performEvent(.requestDidFailTaskEarly) { $0.request(request, didFailTask: task, earlyWithError: error) }
     }
 
+    /// Called when a request's task completes, possibly with an error (once per attempt): forwards the event to every
+    /// monitor.
     public func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {
         performEvent(.requestDidCompleteTask, posting: Request.didCompleteTaskNotification, for: request) {
             $0.request(request, didCompleteTask: task, with: error)
         }
     }
 
+    /// Called when a request is about to be retried: forwards the event to every monitor.
     public func requestIsRetrying(_ request: Request) {
         performEvent(.requestIsRetrying) { $0.requestIsRetrying(request) }
     }
 
+    /// Called when a request finishes and its response serializers are about to run: forwards the event to every monitor.
     public func requestDidFinish(_ request: Request) {
         performEvent(.requestDidFinish, posting: Request.didFinishNotification, for: request) { $0.requestDidFinish(request) }
     }
 
+    /// Called when `resume()` is called on a request: forwards the event to every monitor.
     public func requestDidResume(_ request: Request) {
         performEvent(.requestDidResume, posting: Request.didResumeNotification, for: request) { $0.requestDidResume(request) }
     }
 
+    /// Called when a request's task is resumed: forwards the event to every monitor.
     public func request(_ request: Request, didResumeTask task: URLSessionTask) {
         performEvent(.requestDidResumeTask, posting: Request.didResumeTaskNotification, for: request) {
             $0.request(request, didResumeTask: task)
         }
     }
 
+    /// Called when `suspend()` is called on a request: forwards the event to every monitor.
     public func requestDidSuspend(_ request: Request) {
         performEvent(.requestDidSuspend, posting: Request.didSuspendNotification, for: request) { $0.requestDidSuspend(request) }
     }
 
+    /// Called when a request's task is suspended: forwards the event to every monitor.
     public func request(_ request: Request, didSuspendTask task: URLSessionTask) {
         performEvent(.requestDidSuspendTask, posting: Request.didSuspendTaskNotification, for: request) {
             $0.request(request, didSuspendTask: task)
         }
     }
 
+    /// Called when `cancel()` is called on a request: forwards the event to every monitor.
     public func requestDidCancel(_ request: Request) {
         performEvent(.requestDidCancel, posting: Request.didCancelNotification, for: request) { $0.requestDidCancel(request) }
     }
 
+    /// Called when a request's task is cancelled: forwards the event to every monitor.
     public func request(_ request: Request, didCancelTask task: URLSessionTask) {
         performEvent(.requestDidCancelTask, posting: Request.didCancelTaskNotification, for: request) {
             $0.request(request, didCancelTask: task)
         }
     }
 
+    /// Called when a ``DataRequest`` runs a validation: forwards the event to every monitor.
     public func request(
         _ request: DataRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, data: Data?,
         withResult result: Request.ValidationResult
@@ -240,14 +277,19 @@ public final class CompositeEventMonitor: EventMonitor {
         }
     }
 
+    /// Called when a ``DataRequest`` makes its `DataResponse<Data?, AFError>` without a serializer: forwards the event to
+    /// every monitor.
     public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {
         performEvent(.dataRequestDidParseData) { $0.request(request, didParseResponse: response) }
     }
 
+    /// Called when a ``DataRequest`` has serialized its response into a `DataResponse`: forwards the event to every
+    /// monitor.
     public func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {
         performEvent(.dataRequestDidParseResponse) { $0.request(request, didParseResponse: response) }
     }
 
+    /// Called when a ``DataStreamRequest`` runs a validation: forwards the event to every monitor.
     public func request(
         _ request: DataStreamRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse,
         withResult result: Request.ValidationResult
@@ -258,31 +300,41 @@ public final class CompositeEventMonitor: EventMonitor {
         }
     }
 
+    /// Called when a ``DataStreamRequest``'s serializer has turned streamed data into a value or an error: forwards the
+    /// event to every monitor.
     public func request<Value: Sendable>(_ request: DataStreamRequest, didParseStream result: Result<Value, AFError>) {
         performEvent(.streamRequestDidParseStream) { $0.request(request, didParseStream: result) }
     }
 
+    /// Called when an ``UploadRequest`` has created its `Uploadable`: forwards the event to every monitor.
     public func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) {
         performEvent(.uploadRequestDidCreateUploadable) { $0.request(request, didCreateUploadable: uploadable) }
     }
 
+    /// Called when an ``UploadRequest`` fails to create its `Uploadable`: forwards the event to every monitor.
     public func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError) {
         performEvent(.uploadRequestDidFailToCreateUploadable) { $0.request(request, didFailToCreateUploadableWithError: error) }
     }
 
+    /// Called when an ``UploadRequest`` provides the `InputStream` it uploads: forwards the event to every monitor.
     public func request(_ request: UploadRequest, didProvideInputStream stream: InputStream) {
         let stream = UncheckedSendable(stream)
         performEvent(.uploadRequestDidProvideInputStream) { $0.request(request, didProvideInputStream: stream.value) }
     }
 
+    /// Called when a ``DownloadRequest``'s downloaded file has been moved, or failed to move: forwards the event to every
+    /// monitor.
     public func request(_ request: DownloadRequest, didFinishDownloadingUsing task: URLSessionTask, with result: Result<URL, AFError>) {
         performEvent(.downloadRequestDidFinishDownloading) { $0.request(request, didFinishDownloadingUsing: task, with: result) }
     }
 
+    /// Called when a ``DownloadRequest``'s destination closure has produced the file's final URL: forwards the event to
+    /// every monitor.
     public func request(_ request: DownloadRequest, didCreateDestinationURL url: URL) {
         performEvent(.downloadRequestDidCreateDestinationURL) { $0.request(request, didCreateDestinationURL: url) }
     }
 
+    /// Called when a ``DownloadRequest`` runs a validation: forwards the event to every monitor.
     public func request(
         _ request: DownloadRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, fileURL: URL?,
         withResult result: Request.ValidationResult
@@ -293,10 +345,14 @@ public final class CompositeEventMonitor: EventMonitor {
         }
     }
 
+    /// Called when a ``DownloadRequest`` makes its `DownloadResponse<URL?, AFError>` without a serializer: forwards the
+    /// event to every monitor.
     public func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>) {
         performEvent(.downloadRequestDidParseURL) { $0.request(request, didParseResponse: response) }
     }
 
+    /// Called when a ``DownloadRequest`` has serialized its response into a `DownloadResponse`: forwards the event to every
+    /// monitor.
     public func request<Value: Sendable>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {
         performEvent(.downloadRequestDidParseResponse) { $0.request(request, didParseResponse: response) }
     }

@@ -10,7 +10,7 @@ public import FoundationNetworking
 /// events arrive on ``queue``. A monitor is sent only the events it implements: once an empty
 /// default has run for a monitor's type, that event is no longer made for monitors of that type.
 ///
-/// Metrics are ``TaskMetrics`` values, also named ``URLSessionTaskMetrics`` as in Alamofire:
+/// Metrics are `TaskMetrics` values, also named ``URLSessionTaskMetrics`` as in Alamofire:
 /// FoundationNetworking's class of that name cannot be created outside it. The `URLSession` passed to the URLSession events is the session's
 /// ``Session/session``, which carries the configuration but loads nothing.
 public protocol EventMonitor: Sendable {
@@ -145,114 +145,162 @@ extension EventMonitor {
     /// The default queue on which `CompositeEventMonitor`s will call the `EventMonitor` methods. `.main` by default.
     public var queue: DispatchQueue { .main }
 
+    /// Called when the session becomes invalid. Does nothing by default.
     public func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) { leftToDefault(.didBecomeInvalid) }
+    /// Called when a task receives an authentication challenge. Does nothing by default.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge) {
         leftToDefault(.taskDidReceiveChallenge)
     }
+    /// Called when a task has sent body data. Does nothing by default.
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
     ) { leftToDefault(.taskDidSendBodyData) }
+    /// Called when a task needs a new body stream. Does nothing by default.
     public func urlSession(_ session: URLSession, taskNeedsNewBodyStream task: URLSessionTask) { leftToDefault(.taskNeedsNewBodyStream) }
+    /// Called when a task is about to follow an HTTP redirection. Does nothing by default.
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest
     ) { leftToDefault(.taskWillPerformHTTPRedirection) }
+    /// Called when a task has finished collecting its metrics. Does nothing by default.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics) {
         leftToDefault(.taskDidFinishCollectingMetrics)
     }
+    /// Called when a task completes, with or without an error. Does nothing by default.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         leftToDefault(.taskDidComplete)
     }
+    /// Called when a task waits for connectivity (never, in AlamofireNIO). Does nothing by default.
     public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
         leftToDefault(.taskIsWaitingForConnectivity)
     }
+    /// Called when a data task receives its response. Does nothing by default.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse) {
         leftToDefault(.dataTaskDidReceiveResponse)
     }
+    /// Called when a data task receives data. Does nothing by default.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         leftToDefault(.dataTaskDidReceiveData)
     }
+    /// Called when a data task is about to cache its response. Does nothing by default.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse) {
         leftToDefault(.dataTaskWillCacheResponse)
     }
+    /// Called when a download task resumes from an offset. Does nothing by default.
     public func urlSession(
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64
     ) { leftToDefault(.downloadTaskDidResumeAtOffset) }
+    /// Called when a download task has written data. Does nothing by default.
     public func urlSession(
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
         totalBytesExpectedToWrite: Int64
     ) { leftToDefault(.downloadTaskDidWriteData) }
+    /// Called when a download task has finished downloading to a temporary file. Does nothing by default.
     public func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
         leftToDefault(.downloadTaskDidFinishDownloading)
     }
+    /// Called when a request's initial `URLRequest` has been created, before any adaptation. Does nothing by default.
     public func request(_ request: Request, didCreateInitialURLRequest urlRequest: URLRequest) {
         leftToDefault(.requestDidCreateInitialURLRequest)
     }
+    /// Called when creating a request's `URLRequest` fails. Does nothing by default.
     public func request(_ request: Request, didFailToCreateURLRequestWithError error: AFError) {
         leftToDefault(.requestDidFailToCreateURLRequest)
     }
+    /// Called when a `RequestAdapter` has adapted a request's initial `URLRequest`. Does nothing by default.
     public func request(_ request: Request, didAdaptInitialRequest initialRequest: URLRequest, to adaptedRequest: URLRequest) {
         leftToDefault(.requestDidAdaptInitialRequest)
     }
+    /// Called when a `RequestAdapter` fails to adapt a request's initial `URLRequest`. Does nothing by default.
     public func request(_ request: Request, didFailToAdaptURLRequest initialRequest: URLRequest, withError error: AFError) {
         leftToDefault(.requestDidFailToAdaptURLRequest)
     }
+    /// Called when the final `URLRequest` of a request has been created. Does nothing by default.
     public func request(_ request: Request, didCreateURLRequest urlRequest: URLRequest) { leftToDefault(.requestDidCreateURLRequest) }
+    /// Called when the task of a request has been created. Does nothing by default.
     public func request(_ request: Request, didCreateTask task: URLSessionTask) { leftToDefault(.requestDidCreateTask) }
+    /// Called when a request receives its task's metrics. Does nothing by default.
     public func request(_ request: Request, didGatherMetrics metrics: TaskMetrics) { leftToDefault(.requestDidGatherMetrics) }
+    /// Called when a request's task fails early with an error of AlamofireNIO's own, such as failed pinning. Does nothing
+    /// by default.
     public func request(_ request: Request, didFailTask task: URLSessionTask, earlyWithError error: AFError) {
         leftToDefault(.requestDidFailTaskEarly)
     }
+    /// Called when a request's task completes, possibly with an error (once per attempt). Does nothing by default.
     public func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {
         leftToDefault(.requestDidCompleteTask)
     }
+    /// Called when a request is about to be retried. Does nothing by default.
     public func requestIsRetrying(_ request: Request) { leftToDefault(.requestIsRetrying) }
+    /// Called when a request finishes and its response serializers are about to run. Does nothing by default.
     public func requestDidFinish(_ request: Request) { leftToDefault(.requestDidFinish) }
+    /// Called when `resume()` is called on a request. Does nothing by default.
     public func requestDidResume(_ request: Request) { leftToDefault(.requestDidResume) }
+    /// Called when a request's task is resumed. Does nothing by default.
     public func request(_ request: Request, didResumeTask task: URLSessionTask) { leftToDefault(.requestDidResumeTask) }
+    /// Called when `suspend()` is called on a request. Does nothing by default.
     public func requestDidSuspend(_ request: Request) { leftToDefault(.requestDidSuspend) }
+    /// Called when a request's task is suspended. Does nothing by default.
     public func request(_ request: Request, didSuspendTask task: URLSessionTask) { leftToDefault(.requestDidSuspendTask) }
+    /// Called when `cancel()` is called on a request. Does nothing by default.
     public func requestDidCancel(_ request: Request) { leftToDefault(.requestDidCancel) }
+    /// Called when a request's task is cancelled. Does nothing by default.
     public func request(_ request: Request, didCancelTask task: URLSessionTask) { leftToDefault(.requestDidCancelTask) }
+    /// Called when a ``DataRequest`` runs a validation. Does nothing by default.
     public func request(
         _ request: DataRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, data: Data?,
         withResult result: Request.ValidationResult
     ) { leftToDefault(.dataRequestDidValidate) }
+    /// Called when a ``DataRequest`` makes its `DataResponse<Data?, AFError>` without a serializer. Does nothing by
+    /// default.
     public func request(_ request: DataRequest, didParseResponse response: DataResponse<Data?, AFError>) {
         leftToDefault(.dataRequestDidParseData)
     }
+    /// Called when a ``DataRequest`` has serialized its response into a `DataResponse`. Does nothing by default.
     public func request<Value: Sendable>(_ request: DataRequest, didParseResponse response: DataResponse<Value, AFError>) {
         leftToDefault(.dataRequestDidParseResponse)
     }
+    /// Called when a ``DataStreamRequest`` runs a validation. Does nothing by default.
     public func request(
         _ request: DataStreamRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse,
         withResult result: Request.ValidationResult
     ) { leftToDefault(.streamRequestDidValidate) }
+    /// Called when a ``DataStreamRequest``'s serializer has turned streamed data into a value or an error. Does nothing by
+    /// default.
     public func request<Value: Sendable>(_ request: DataStreamRequest, didParseStream result: Result<Value, AFError>) {
         leftToDefault(.streamRequestDidParseStream)
     }
+    /// Called when an ``UploadRequest`` has created its `Uploadable`. Does nothing by default.
     public func request(_ request: UploadRequest, didCreateUploadable uploadable: UploadRequest.Uploadable) {
         leftToDefault(.uploadRequestDidCreateUploadable)
     }
+    /// Called when an ``UploadRequest`` fails to create its `Uploadable`. Does nothing by default.
     public func request(_ request: UploadRequest, didFailToCreateUploadableWithError error: AFError) {
         leftToDefault(.uploadRequestDidFailToCreateUploadable)
     }
+    /// Called when an ``UploadRequest`` provides the `InputStream` it uploads. Does nothing by default.
     public func request(_ request: UploadRequest, didProvideInputStream stream: InputStream) {
         leftToDefault(.uploadRequestDidProvideInputStream)
     }
+    /// Called when a ``DownloadRequest``'s downloaded file has been moved, or failed to move. Does nothing by default.
     public func request(_ request: DownloadRequest, didFinishDownloadingUsing task: URLSessionTask, with result: Result<URL, AFError>) {
         leftToDefault(.downloadRequestDidFinishDownloading)
     }
+    /// Called when a ``DownloadRequest``'s destination closure has produced the file's final URL. Does nothing by default.
     public func request(_ request: DownloadRequest, didCreateDestinationURL url: URL) {
         leftToDefault(.downloadRequestDidCreateDestinationURL)
     }
+    /// Called when a ``DownloadRequest`` runs a validation. Does nothing by default.
     public func request(
         _ request: DownloadRequest, didValidateRequest urlRequest: URLRequest?, response: HTTPURLResponse, fileURL: URL?,
         withResult result: Request.ValidationResult
     ) { leftToDefault(.downloadRequestDidValidate) }
+    /// Called when a ``DownloadRequest`` makes its `DownloadResponse<URL?, AFError>` without a serializer. Does nothing by
+    /// default.
     public func request(_ request: DownloadRequest, didParseResponse response: DownloadResponse<URL?, AFError>) {
         leftToDefault(.downloadRequestDidParseURL)
     }
+    /// Called when a ``DownloadRequest`` has serialized its response into a `DownloadResponse`. Does nothing by default.
     public func request<Value: Sendable>(_ request: DownloadRequest, didParseResponse response: DownloadResponse<Value, AFError>) {
         leftToDefault(.downloadRequestDidParseResponse)
     }

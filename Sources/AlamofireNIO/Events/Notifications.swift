@@ -57,13 +57,22 @@ public final class AlamofireNotifications: EventMonitor {
         NotificationCenter.default.post(name: name, object: nil, userInfo: [requestKey: request])
     }
 
+    /// Called when `resume()` is called on a request: posts `Request.didResumeNotification`.
     public func requestDidResume(_ request: Request) { post(Request.didResumeNotification, for: request) }
+    /// Called when `suspend()` is called on a request: posts `Request.didSuspendNotification`.
     public func requestDidSuspend(_ request: Request) { post(Request.didSuspendNotification, for: request) }
+    /// Called when `cancel()` is called on a request: posts `Request.didCancelNotification`.
     public func requestDidCancel(_ request: Request) { post(Request.didCancelNotification, for: request) }
+    /// Called when a request finishes and its response serializers are about to run: posts `Request.didFinishNotification`.
     public func requestDidFinish(_ request: Request) { post(Request.didFinishNotification, for: request) }
+    /// Called when a request's task is resumed: posts `Request.didResumeTaskNotification`.
     public func request(_ request: Request, didResumeTask task: URLSessionTask) { post(Request.didResumeTaskNotification, for: request) }
+    /// Called when a request's task is suspended: posts `Request.didSuspendTaskNotification`.
     public func request(_ request: Request, didSuspendTask task: URLSessionTask) { post(Request.didSuspendTaskNotification, for: request) }
+    /// Called when a request's task is cancelled: posts `Request.didCancelTaskNotification`.
     public func request(_ request: Request, didCancelTask task: URLSessionTask) { post(Request.didCancelTaskNotification, for: request) }
+    /// Called when a request's task completes, possibly with an error (once per attempt): posts
+    /// `Request.didCompleteTaskNotification`.
     public func request(_ request: Request, didCompleteTask task: URLSessionTask, with error: AFError?) {
         post(Request.didCompleteTaskNotification, for: request)
     }

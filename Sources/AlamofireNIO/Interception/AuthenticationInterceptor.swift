@@ -66,6 +66,8 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
         /// How many refreshes that interval may hold (5).
         public let maximumAttempts: Int
 
+        /// Creates a refresh window.
+        ///
         /// - Parameters:
         ///   - interval: how far back refreshes are counted, in seconds.
         ///   - maximumAttempts: how many refreshes that interval may hold.
@@ -86,6 +88,8 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     let queue = DispatchQueue(label: "org.alamofire.authentication.inspector")
     private let state: Mutex<AuthenticationState<AuthenticatorType>>
 
+    /// Creates an interceptor that authenticates requests with `authenticator` and `credential`.
+    ///
     /// - Parameters:
     ///   - authenticator: applies and refreshes the credential.
     ///   - credential: the credential, if there is one yet.
@@ -97,6 +101,10 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
 
     // MARK: Adapt
 
+    /// Applies the credential to `urlRequest`, refreshing it first when it needs a refresh (requests adapted meanwhile
+    /// wait).
+    ///
+    /// Fails with ``AuthenticationError/missingCredential`` when there is no credential.
     public func adapt(
         _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
@@ -119,6 +127,10 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
 
     // MARK: Retry
 
+    /// Decides whether to retry a request the server rejected for its credential: at once when the credential has changed
+    /// since it was sent, else once a refresh succeeds (failing with its error when it fails).
+    ///
+    /// Other failures are not retried.
     public func retry(
         _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
     ) {

@@ -59,6 +59,8 @@ public struct DeflateRequestCompressor: Sendable, RequestInterceptor {
         self.shouldCompressBodyData = shouldCompressBodyData
     }
 
+    /// Compresses the request's `httpBody` with deflate and sets `Content-Encoding: deflate`, following
+    /// `duplicateHeaderBehavior` when the header is already present.
     public func adapt(
         _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {

@@ -15,11 +15,13 @@ open class Adapter: @unchecked Sendable, RequestInterceptor {
         self.adaptHandler = adaptHandler
     }
 
+    /// Adapts `urlRequest` by calling the closure this adapter was created with.
     open func adapt(_ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void)
     {
         adaptHandler(urlRequest, session, completion)
     }
 
+    /// Adapts `urlRequest` by calling the closure this adapter was created with, passing it the state's session.
     open func adapt(
         _ urlRequest: URLRequest, using state: RequestAdapterState, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
@@ -48,6 +50,7 @@ open class Retrier: @unchecked Sendable, RequestInterceptor {
         self.retryHandler = retryHandler
     }
 
+    /// Decides whether to retry `request` by calling the closure this retrier was created with.
     open func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void)
     {
         retryHandler(request, session, error, completion)
@@ -104,11 +107,15 @@ open class Interceptor: @unchecked Sendable, RequestInterceptor {
         self.retriers = retriers + interceptors
     }
 
+    /// Runs the adapters in order, each on the previous one's result, and completes with the first failure or the final
+    /// request.
     open func adapt(_ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void)
     {
         adapt(urlRequest, using: adapters[...], each: { $0.adapt($1, for: session, completion: $2) }, completion: completion)
     }
 
+    /// Runs the adapters in order with `state`, each on the previous one's result, and completes with the first failure or
+    /// the final request.
     open func adapt(
         _ urlRequest: URLRequest, using state: RequestAdapterState, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
@@ -130,6 +137,8 @@ open class Interceptor: @unchecked Sendable, RequestInterceptor {
         }
     }
 
+    /// Asks the retriers in order, completing with the first answer other than `.doNotRetry`, or `.doNotRetry` when all
+    /// decline.
     open func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void)
     {
         retry(request, for: session, dueTo: error, using: retriers[...], completion: completion)

@@ -7,10 +7,15 @@ import Synchronization
 public enum NWInterface {
     /// The kind of a network interface.
     public enum InterfaceType: Equatable, Hashable, Sendable {
+        /// Any other kind of interface.
         case other
+        /// A Wi-Fi interface (`wl*` on Linux).
         case wifi
+        /// A cellular interface (`wwan*`, `rmnet*`, `ccmni*`, or a raw-IP link, on Linux).
         case cellular
+        /// A wired Ethernet interface, veth and bridges included.
         case wiredEthernet
+        /// The loopback interface.
         case loopback
 
         init(_ kind: InterfaceKind) {
@@ -109,6 +114,8 @@ public final class OfflineRetrier: RequestAdapter, RequestRetrier, RequestInterc
         state.withLock { $0.cleanUp() }?.stop()
     }
 
+    /// Waits for connectivity, up to the maximum wait, when `error` means the device is offline, then retries; completes
+    /// with `.doNotRetry` when the wait ends first or the error is of another kind.
     public func retry(
         _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
     ) {

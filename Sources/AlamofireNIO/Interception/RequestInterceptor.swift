@@ -36,6 +36,7 @@ public protocol RequestAdapter: Sendable {
 }
 
 extension RequestAdapter {
+    /// Adapts `urlRequest` by calling ``RequestAdapter/adapt(_:for:completion:)`` with the state's session.
     public func adapt(
         _ urlRequest: URLRequest, using state: RequestAdapterState,
         completion: @escaping @Sendable (_ result: Result<URLRequest, any Error>) -> Void
@@ -97,12 +98,14 @@ public protocol RequestRetrier: Sendable {
 public protocol RequestInterceptor: RequestAdapter, RequestRetrier {}
 
 extension RequestInterceptor {
+    /// Completes with `urlRequest` unchanged: the default for interceptors that only retry.
     public func adapt(
         _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
         completion(.success(urlRequest))
     }
 
+    /// Completes with `.doNotRetry`: the default for interceptors that only adapt.
     public func retry(
         _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
     ) {

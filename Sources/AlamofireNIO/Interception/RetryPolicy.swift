@@ -55,6 +55,8 @@ open class RetryPolicy: @unchecked Sendable, RequestInterceptor {
     /// The `URLError` codes that are retried.
     public let retryableURLErrorCodes: Set<URLError.Code>
 
+    /// Creates a retry policy.
+    ///
     /// - Parameters:
     ///   - retryLimit: how many times a request may be retried (2).
     ///   - exponentialBackoffBase: the backoff's base (2); a value below 2 counts as 2.
@@ -118,6 +120,8 @@ extension RequestInterceptor where Self == RetryPolicy {
 /// Retries requests that lost their connection (`URLError.networkConnectionLost`), for the methods
 /// that may be repeated, with ``RetryPolicy``'s backoff. No status code is retried.
 open class ConnectionLostRetryPolicy: RetryPolicy, @unchecked Sendable {
+    /// Creates a policy that retries requests whose connection was lost.
+    ///
     /// - Parameters:
     ///   - retryLimit: how many times a request may be retried (2).
     ///   - exponentialBackoffBase: the backoff's base (2); a value below 2 counts as 2.

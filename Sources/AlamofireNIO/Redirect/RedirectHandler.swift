@@ -57,6 +57,8 @@ public struct Redirector: Sendable {
 }
 
 extension Redirector: RedirectHandler {
+    /// Passes `completion` the request to follow according to `behavior`: the redirect's, none, or as the closure
+    /// modifies it.
     public func task(
         _ task: URLSessionTask, willBeRedirectedTo request: URLRequest, for response: HTTPURLResponse,
         completion: @escaping (URLRequest?) -> Void

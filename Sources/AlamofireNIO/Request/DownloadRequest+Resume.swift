@@ -29,6 +29,7 @@ extension DownloadRequest {
         /// The data names no validator (`ETag` or `Last-Modified`), a negative length, or a method other than GET.
         case notResumable
 
+        /// A description of why the resume data cannot be used.
         public var errorDescription: String? {
             switch self {
             case .unreadable: "The resume data is not AlamofireNIO resume data; it is corrupt or comes from another library."

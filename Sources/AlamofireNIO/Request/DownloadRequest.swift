@@ -11,7 +11,9 @@ public import FoundationNetworking
 public final class DownloadRequest: Request, @unchecked Sendable {
     /// What to do on the file system when moving the downloaded file.
     public struct Options: OptionSet, Sendable {
+        /// The options' bits.
         public let rawValue: Int
+        /// Creates options from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
 
         /// Creates the destination's missing parent directories.

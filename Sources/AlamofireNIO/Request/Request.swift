@@ -20,7 +20,7 @@ public import FoundationNetworking
 /// once all are done. A serializer that fails asks the retriers too. A serializer added later runs
 /// at once.
 ///
-/// The rules live in one ``RequestStateMachine`` value; the request keeps it, with what the
+/// The rules live in one `RequestStateMachine` value; the request keeps it, with what the
 /// attempts produced, behind one `Mutex`, and performs what the machine returns after releasing
 /// the lock. Event monitors are told at the moments Alamofire tells them, and user code runs on
 /// the queues the user chose, never under the lock.
@@ -405,7 +405,9 @@ public class Request: @unchecked Sendable {
 }
 
 extension Request: Equatable, Hashable {
+    /// Whether both are the same request, by ``Request/id``.
     public static func == (lhs: Request, rhs: Request) -> Bool { lhs.id == rhs.id }
+    /// Hashes the request's ``Request/id``.
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 

@@ -107,6 +107,7 @@ public protocol UploadableConvertible: Sendable {
 }
 
 extension UploadRequest.Uploadable: UploadableConvertible {
+    /// Returns the uploadable itself.
     public func createUploadable() throws -> UploadRequest.Uploadable { self }
 }
 

@@ -31,6 +31,8 @@ public struct DataResponse<Success, Failure: Error> {
         return error
     }
 
+    /// Creates a response.
+    ///
     /// - Parameters: the fields, as the properties describe them.
     public init(
         request: URLRequest?, response: HTTPURLResponse?, data: Data?, metrics: TaskMetrics?, serializationDuration: TimeInterval,

@@ -33,6 +33,8 @@ public struct DownloadResponse<Success, Failure: Error> {
         return error
     }
 
+    /// Creates a response.
+    ///
     /// - Parameters: the fields, as the properties describe them.
     public init(
         request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, resumeData: Data?, metrics: TaskMetrics?,

@@ -6,6 +6,7 @@ public import FoundationNetworking
 
 /// Turns what a data request received into a value.
 public protocol DataResponseSerializerProtocol<SerializedObject>: Sendable {
+    /// The type of value the serializer produces.
     associatedtype SerializedObject
 
     /// The value; throw (ideally an ``AFError``) when there is none.
@@ -24,12 +25,18 @@ public protocol ResponseSerializer<SerializedObject>: DataResponseSerializerProt
 }
 
 extension ResponseSerializer {
+    /// The preprocessor used when none is given: ``PassthroughPreprocessor``, which leaves the data unchanged.
     public static var defaultDataPreprocessor: any DataPreprocessor { PassthroughPreprocessor() }
+    /// The methods whose responses may be empty when none are given: `HEAD`.
     public static var defaultEmptyRequestMethods: Set<HTTPMethod> { [.head] }
+    /// The status codes whose responses may be empty when none are given: 204 and 205.
     public static var defaultEmptyResponseCodes: Set<Int> { [204, 205] }
 
+    /// The default preprocessor, ``ResponseSerializer/defaultDataPreprocessor``.
     public var dataPreprocessor: any DataPreprocessor { Self.defaultDataPreprocessor }
+    /// The default methods allowing an empty response, ``ResponseSerializer/defaultEmptyRequestMethods``.
     public var emptyRequestMethods: Set<HTTPMethod> { Self.defaultEmptyRequestMethods }
+    /// The default status codes allowing an empty response, ``ResponseSerializer/defaultEmptyResponseCodes``.
     public var emptyResponseCodes: Set<Int> { Self.defaultEmptyResponseCodes }
 
     /// Whether the request's method allows an empty response; nil when unknown.
@@ -63,18 +70,23 @@ extension ResponseSerializer {
 
 /// Transforms data before serialization.
 public protocol DataPreprocessor: Sendable {
+    /// Returns `data` transformed, ready to be serialized; throws when it cannot be.
     func preprocess(_ data: Data) throws -> Data
 }
 
 /// Leaves data as it is.
 public struct PassthroughPreprocessor: DataPreprocessor {
+    /// Creates a preprocessor that leaves data unchanged.
     public init() {}
+    /// Returns `data` unchanged.
     public func preprocess(_ data: Data) throws -> Data { data }
 }
 
 /// Strips Google's `)]}',\n` anti-XSSI prefix.
 public struct GoogleXSSIPreprocessor: DataPreprocessor {
+    /// Creates a preprocessor that strips Google's anti-XSSI prefix.
     public init() {}
+    /// Returns `data` without its leading `)]}',\n` prefix, if it has one.
     public func preprocess(_ data: Data) throws -> Data {
         let prefix = Data(")]}',\n".utf8)
         return data.starts(with: prefix) ? data.dropFirst(prefix.count) : data
@@ -82,19 +94,30 @@ public struct GoogleXSSIPreprocessor: DataPreprocessor {
 }
 
 extension DataPreprocessor where Self == PassthroughPreprocessor {
+    /// A ``PassthroughPreprocessor``, which leaves data unchanged.
     public static var passthrough: PassthroughPreprocessor { PassthroughPreprocessor() }
 }
 
 extension DataPreprocessor where Self == GoogleXSSIPreprocessor {
+    /// A ``GoogleXSSIPreprocessor``, which strips Google's anti-XSSI prefix.
     public static var googleXSSI: GoogleXSSIPreprocessor { GoogleXSSIPreprocessor() }
 }
 
 /// The data itself; an empty body is an error unless the method or status allows it.
 public struct DataResponseSerializer: ResponseSerializer {
+    /// The preprocessor applied to the data before it is returned.
     public let dataPreprocessor: any DataPreprocessor
+    /// The status codes whose responses may be empty.
     public let emptyResponseCodes: Set<Int>
+    /// The methods whose responses may be empty.
     public let emptyRequestMethods: Set<HTTPMethod>
 
+    /// Creates a serializer that returns the response's data.
+    ///
+    /// - Parameters:
+    ///   - dataPreprocessor: Applied to the data before it is returned.
+    ///   - emptyResponseCodes: The status codes whose responses may be empty.
+    ///   - emptyRequestMethods: The methods whose responses may be empty.
     public init(
         dataPreprocessor: any DataPreprocessor = DataResponseSerializer.defaultDataPreprocessor,
         emptyResponseCodes: Set<Int> = DataResponseSerializer.defaultEmptyResponseCodes,
@@ -105,6 +128,7 @@ public struct DataResponseSerializer: ResponseSerializer {
         self.emptyRequestMethods = emptyRequestMethods
     }
 
+    /// Returns the preprocessed data, or empty data where an empty response is allowed; rethrows the request's error.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Data {
         try preprocessedData(request: request, response: response, data: data, error: error)
     }
@@ -112,12 +136,22 @@ public struct DataResponseSerializer: ResponseSerializer {
 
 /// Text, in the given encoding, else the response's charset, else ISO Latin 1 (as Alamofire).
 public struct StringResponseSerializer: ResponseSerializer {
+    /// The preprocessor applied to the data before it is decoded as text.
     public let dataPreprocessor: any DataPreprocessor
     /// The encoding to use; nil follows the response.
     public let encoding: String.Encoding?
+    /// The status codes whose responses may be empty.
     public let emptyResponseCodes: Set<Int>
+    /// The methods whose responses may be empty.
     public let emptyRequestMethods: Set<HTTPMethod>
 
+    /// Creates a serializer that decodes the response's data as text.
+    ///
+    /// - Parameters:
+    ///   - dataPreprocessor: Applied to the data before it is decoded.
+    ///   - encoding: The encoding to use; `nil` uses the response's charset, falling back to ISO Latin 1.
+    ///   - emptyResponseCodes: The status codes whose responses may be empty.
+    ///   - emptyRequestMethods: The methods whose responses may be empty.
     public init(
         dataPreprocessor: any DataPreprocessor = StringResponseSerializer.defaultDataPreprocessor, encoding: String.Encoding? = nil,
         emptyResponseCodes: Set<Int> = StringResponseSerializer.defaultEmptyResponseCodes,
@@ -129,6 +163,7 @@ public struct StringResponseSerializer: ResponseSerializer {
         self.emptyRequestMethods = emptyRequestMethods
     }
 
+    /// Returns the data decoded as a `String`, or `""` for an allowed empty response.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> String {
         let data = try preprocessedData(request: request, response: response, data: data, error: error)
         if data.isEmpty { return "" }
@@ -166,11 +201,22 @@ extension String.Encoding {
 
 /// `JSONSerialization`'s value; an empty body is `NSNull` when allowed.
 public struct JSONResponseSerializer: ResponseSerializer {
+    /// The preprocessor applied to the data before it is parsed.
     public let dataPreprocessor: any DataPreprocessor
+    /// The status codes whose responses may be empty.
     public let emptyResponseCodes: Set<Int>
+    /// The methods whose responses may be empty.
     public let emptyRequestMethods: Set<HTTPMethod>
+    /// The options given to `JSONSerialization` when parsing.
     public let options: JSONSerialization.ReadingOptions
 
+    /// Creates a serializer that parses the response's data with `JSONSerialization`.
+    ///
+    /// - Parameters:
+    ///   - dataPreprocessor: Applied to the data before it is parsed.
+    ///   - emptyResponseCodes: The status codes whose responses may be empty.
+    ///   - emptyRequestMethods: The methods whose responses may be empty.
+    ///   - options: The `JSONSerialization` reading options; `.allowFragments` by default.
     public init(
         dataPreprocessor: any DataPreprocessor = JSONResponseSerializer.defaultDataPreprocessor,
         emptyResponseCodes: Set<Int> = JSONResponseSerializer.defaultEmptyResponseCodes,
@@ -183,6 +229,7 @@ public struct JSONResponseSerializer: ResponseSerializer {
         self.options = options
     }
 
+    /// Returns the parsed JSON object, or `NSNull` for an allowed empty response.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Any {
         let data = try preprocessedData(request: request, response: response, data: data, error: error)
         if data.isEmpty { return NSNull() }
@@ -196,6 +243,7 @@ public struct JSONResponseSerializer: ResponseSerializer {
 
 /// Decodes data (`JSONDecoder`, `PropertyListDecoder`, or any other).
 public protocol DataDecoder: Sendable {
+    /// Decodes a value of `type` from `data`, throwing when it cannot.
     func decode<D: Decodable>(_ type: D.Type, from data: Data) throws -> D
 }
 
@@ -215,17 +263,29 @@ public struct Empty: Codable, Sendable, Hashable {
 }
 
 extension Empty: EmptyResponse {
+    /// Returns ``Empty/value``.
     public static func emptyValue() -> Empty { value }
 }
 
 /// A `Decodable` value; an empty body decodes to `T.emptyValue()` when `T` is ``EmptyResponse`` and
 /// the method or status allows emptiness.
 public struct DecodableResponseSerializer<T: Decodable>: ResponseSerializer {
+    /// The preprocessor applied to the data before it is decoded.
     public let dataPreprocessor: any DataPreprocessor
+    /// The decoder that turns the data into `T`.
     public let decoder: any DataDecoder
+    /// The status codes whose responses may be empty.
     public let emptyResponseCodes: Set<Int>
+    /// The methods whose responses may be empty.
     public let emptyRequestMethods: Set<HTTPMethod>
 
+    /// Creates a serializer that decodes the response's data into `T`.
+    ///
+    /// - Parameters:
+    ///   - dataPreprocessor: Applied to the data before it is decoded.
+    ///   - decoder: The decoder to use; a `JSONDecoder` by default.
+    ///   - emptyResponseCodes: The status codes whose responses may be empty.
+    ///   - emptyRequestMethods: The methods whose responses may be empty.
     public init(
         dataPreprocessor: any DataPreprocessor = DecodableResponseSerializer.defaultDataPreprocessor,
         decoder: any DataDecoder = JSONDecoder(),
@@ -238,6 +298,7 @@ public struct DecodableResponseSerializer<T: Decodable>: ResponseSerializer {
         self.emptyRequestMethods = emptyRequestMethods
     }
 
+    /// Returns the decoded value, or `T.emptyValue()` for an allowed empty response when `T` is an ``EmptyResponse``.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> T {
         let data = try preprocessedData(request: request, response: response, data: data, error: error)
         if data.isEmpty {
@@ -256,11 +317,22 @@ public struct DecodableResponseSerializer<T: Decodable>: ResponseSerializer {
 
 /// A property list value, as `PropertyListSerialization` reads it.
 public struct PropertyListResponseSerializer: ResponseSerializer {
+    /// The preprocessor applied to the data before it is parsed.
     public let dataPreprocessor: any DataPreprocessor
+    /// The status codes whose responses may be empty.
     public let emptyResponseCodes: Set<Int>
+    /// The methods whose responses may be empty.
     public let emptyRequestMethods: Set<HTTPMethod>
+    /// The options given to `PropertyListSerialization` when parsing.
     public let options: PropertyListSerialization.ReadOptions
 
+    /// Creates a serializer that parses the response's data with `PropertyListSerialization`.
+    ///
+    /// - Parameters:
+    ///   - dataPreprocessor: Applied to the data before it is parsed.
+    ///   - emptyResponseCodes: The status codes whose responses may be empty.
+    ///   - emptyRequestMethods: The methods whose responses may be empty.
+    ///   - options: The `PropertyListSerialization` reading options.
     public init(
         dataPreprocessor: any DataPreprocessor = PropertyListResponseSerializer.defaultDataPreprocessor,
         emptyResponseCodes: Set<Int> = PropertyListResponseSerializer.defaultEmptyResponseCodes,
@@ -273,6 +345,7 @@ public struct PropertyListResponseSerializer: ResponseSerializer {
         self.options = options
     }
 
+    /// Returns the parsed property list, or `NSNull` for an allowed empty response.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Any {
         let data = try preprocessedData(request: request, response: response, data: data, error: error)
         if data.isEmpty { return NSNull() }
@@ -310,6 +383,7 @@ extension Request.Outcome {
 
 /// Turns what a download request received (a file) into a value.
 public protocol DownloadResponseSerializerProtocol<SerializedObject>: Sendable {
+    /// The type of value the serializer produces.
     associatedtype SerializedObject
 
     /// The value; throw (ideally an ``AFError``) when there is none.
@@ -337,8 +411,10 @@ extension DownloadResponseSerializerProtocol where Self: DataResponseSerializerP
 
 /// The downloaded file's URL itself.
 public struct URLResponseSerializer: DownloadResponseSerializerProtocol {
+    /// Creates a serializer that returns the downloaded file's URL.
     public init() {}
 
+    /// Returns the downloaded file's URL; rethrows the request's error, and throws when there is no file.
     public func serializeDownload(request: URLRequest?, response: HTTPURLResponse?, fileURL: URL?, error: (any Error)?) throws -> URL {
         if let error { throw error }
         guard let fileURL else { throw AFError.responseSerializationFailed(reason: .inputFileNil) }

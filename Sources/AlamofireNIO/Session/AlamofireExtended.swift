@@ -10,6 +10,7 @@ public struct AlamofireExtension<ExtendedType> {
     /// The extended value.
     public private(set) var type: ExtendedType
 
+    /// Wraps `type` to give it the `.af` additions.
     public init(_ type: ExtendedType) {
         self.type = type
     }
@@ -17,17 +18,22 @@ public struct AlamofireExtension<ExtendedType> {
 
 /// Types with `.af` additions.
 public protocol AlamofireExtended {
+    /// The type the `.af` additions extend: the conforming type itself.
     associatedtype ExtendedType
+    /// The `.af` namespace of the type's static additions.
     static var af: AlamofireExtension<ExtendedType>.Type { get set }
+    /// The `.af` namespace of the value's additions.
     var af: AlamofireExtension<ExtendedType> { get set }
 }
 
 extension AlamofireExtended {
+    /// The `.af` namespace of the type's static additions.
     public static var af: AlamofireExtension<Self>.Type {
         get { AlamofireExtension<Self>.self }
         set {}
     }
 
+    /// The `.af` namespace of the value's additions.
     public var af: AlamofireExtension<Self> {
         get { AlamofireExtension(self) }
         set {}

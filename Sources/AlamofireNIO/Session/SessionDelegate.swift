@@ -26,6 +26,8 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
     /// Used by downloads to move and remove files.
     public let fileManager: FileManager
 
+    /// Creates a session delegate.
+    ///
     /// - Parameter fileManager: used by downloads to move and remove files (`.default`).
     public init(fileManager: FileManager = .default) {
         self.fileManager = fileManager

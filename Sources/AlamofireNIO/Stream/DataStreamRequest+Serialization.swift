@@ -243,6 +243,8 @@ public struct DecodableStreamSerializer<T: Decodable>: DataStreamSerializer {
         self.dataPreprocessor = dataPreprocessor
     }
 
+    /// Preprocesses `data` and decodes a `T` from it; a decoding failure throws
+    /// ``AFError/responseSerializationFailed(reason:)``.
     public func serialize(_ data: Data) throws -> T {
         let processedData = try dataPreprocessor.preprocess(data)
         do {
@@ -258,6 +260,7 @@ public struct PassthroughStreamSerializer: DataStreamSerializer {
     /// Creates an instance.
     public init() {}
 
+    /// Returns `data` unchanged.
     public func serialize(_ data: Data) throws -> Data { data }
 }
 
@@ -266,6 +269,7 @@ public struct StringStreamSerializer: DataStreamSerializer {
     /// Creates an instance.
     public init() {}
 
+    /// Returns `data` decoded as UTF-8, with invalid sequences replaced.
     public func serialize(_ data: Data) throws -> String {
         String(decoding: data, as: UTF8.self)
     }

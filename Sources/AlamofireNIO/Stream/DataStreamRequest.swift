@@ -63,7 +63,7 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
         public let request: URLRequest?
         /// Last `HTTPURLResponse` received by the instance.
         public let response: HTTPURLResponse?
-        /// Last metrics produced for the instance (`URLSessionTaskMetrics` in Alamofire; see ``TaskMetrics``).
+        /// Last metrics produced for the instance (`URLSessionTaskMetrics` in Alamofire; see `TaskMetrics`).
         public let metrics: TaskMetrics?
         /// `AFError` produced for the instance, if any.
         public let error: AFError?

@@ -85,6 +85,7 @@ extension Session {
 /// behind holds the connection back (``DataStreamRequest/maximumBufferedBytes``) instead of piling
 /// events up in memory. Leaving the loop, or cancelling its task, cancels the connection.
 public struct ServerSentEventStream: AsyncSequence, Sendable {
+    /// The events of the stream.
     public typealias Element = ServerSentEvent
 
     let session: Session
@@ -94,6 +95,7 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
     let reconnect: Bool
     let reconnectionTime: TimeInterval
 
+    /// Returns an iterator that opens its own connections to the event source.
     public func makeAsyncIterator() -> Iterator { Iterator(source: self) }
 
     /// The iterator of a ``ServerSentEventStream``.
@@ -120,6 +122,9 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
             self.source = source
         }
 
+        /// Returns the next event, connecting (or reconnecting, when allowed) as needed; `nil` when the stream has ended.
+        ///
+        /// Throws when the server refuses the stream, or when the connection fails and reconnection is off.
         public mutating func next() async throws -> ServerSentEvent? {
             while true {
                 if !pending.isEmpty { return pending.removeFirst() }

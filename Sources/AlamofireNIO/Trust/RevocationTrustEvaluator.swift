@@ -71,6 +71,8 @@ public final class RevocationTrustEvaluator: ServerTrustEvaluating {
         self.options = options
     }
 
+    /// Performs the default and host validations as configured, then checks the revocation status of the server's
+    /// certificates.
     public func evaluate(_ trust: SecTrust, forHost host: String) throws {
         try trust.performValidations(default: performDefaultValidation, host: validateHost, forHost: host)
         let options = self.options
@@ -97,7 +99,9 @@ public struct RevocationCheckError: Error, Sendable, CustomStringConvertible, Lo
     /// What the check found, in swift-certificates' words.
     public let reason: String
 
+    /// The reason the check failed, as text.
     public var description: String { "revocation check failed: \(reason)" }
+    /// The reason the check failed, as text.
     public var errorDescription: String? { description }
 }
 

@@ -55,6 +55,7 @@ public final class SecTrust: Sendable, CustomStringConvertible {
     /// succeeded, the path it built up to the root; before, the server's chain.
     var certificates: [SecCertificate] { settings.withLock { $0.evaluatedChain } ?? chain }
 
+    /// The server's certificate chain, as text.
     public var description: String { "SecTrust(\(chain.map(\.description).joined(separator: " <- ")))" }
 
     /// Evaluates the chain by the current policies.

@@ -59,10 +59,13 @@ public final class SecCertificate: Hashable, Sendable, CustomStringConvertible {
     /// The certificate's public key.
     public var publicKey: SecKey { SecKey(certificate.publicKey) }
 
+    /// The certificate, by its subject.
     public var description: String { "SecCertificate(\(certificate.subject))" }
 
+    /// Whether both certificates have the same DER encoding.
     public static func == (lhs: SecCertificate, rhs: SecCertificate) -> Bool { lhs.data == rhs.data }
 
+    /// Hashes the certificate's DER encoding.
     public func hash(into hasher: inout Hasher) { hasher.combine(data) }
 }
 
@@ -72,6 +75,8 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
     /// The key.
     public let publicKey: Certificate.PublicKey
 
+    /// Creates a key from swift-certificates' public key.
+    ///
     /// - Parameter publicKey: the key.
     public init(_ publicKey: Certificate.PublicKey) {
         self.publicKey = publicKey
@@ -87,10 +92,13 @@ public final class SecKey: Hashable, Sendable, CustomStringConvertible {
     /// The key's DER-encoded SubjectPublicKeyInfo.
     public var subjectPublicKeyInfo: Data { Data(publicKey.subjectPublicKeyInfoBytes) }
 
+    /// The key, as text.
     public var description: String { "SecKey(\(publicKey))" }
 
+    /// Whether both are the same public key.
     public static func == (lhs: SecKey, rhs: SecKey) -> Bool { lhs.publicKey == rhs.publicKey }
 
+    /// Hashes the public key.
     public func hash(into hasher: inout Hasher) { hasher.combine(publicKey) }
 }
 
@@ -108,6 +116,7 @@ public final class SecPolicy: Sendable, CustomStringConvertible {
 
     init(_ kind: Kind) { self.kind = kind }
 
+    /// The policy, as text: what it checks.
     public var description: String {
         switch kind {
         case .ssl(let hostname): "SecPolicy(SSL\(hostname.map { ", \($0)" } ?? ""))"

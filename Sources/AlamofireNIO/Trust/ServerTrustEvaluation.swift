@@ -29,6 +29,7 @@ public final class DefaultTrustEvaluator: ServerTrustEvaluating {
         self.validateHost = validateHost
     }
 
+    /// Performs the default validation, and host validation when enabled; throws when either fails.
     public func evaluate(_ trust: SecTrust, forHost host: String) throws {
         if validateHost {
             try trust.af.performValidation(forHost: host)
@@ -71,6 +72,9 @@ public final class PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
         self.validateHost = validateHost
     }
 
+    /// Validates the trust as configured, then requires one of the server's certificates to be pinned.
+    ///
+    /// Throws when there are no pinned certificates, validation fails, or no server certificate matches.
     public func evaluate(_ trust: SecTrust, forHost host: String) throws {
         guard !certificates.isEmpty else {
             throw AFError.serverTrustEvaluationFailed(reason: .noCertificatesFound)
@@ -117,6 +121,9 @@ public final class PublicKeysTrustEvaluator: ServerTrustEvaluating {
         self.validateHost = validateHost
     }
 
+    /// Validates the trust as configured, then requires one of the server's public keys to be pinned.
+    ///
+    /// Throws when there are no pinned keys, validation fails, or no server key matches.
     public func evaluate(_ trust: SecTrust, forHost host: String) throws {
         guard !keys.isEmpty else {
             throw AFError.serverTrustEvaluationFailed(reason: .noPublicKeysFound)
@@ -142,6 +149,7 @@ public final class CompositeTrustEvaluator: ServerTrustEvaluating {
         self.evaluators = evaluators
     }
 
+    /// Evaluates the trust with each evaluator in order; throws the first failure.
     public func evaluate(_ trust: SecTrust, forHost host: String) throws {
         try evaluators.evaluate(trust, forHost: host)
     }
@@ -160,6 +168,7 @@ public final class DisabledTrustEvaluator: ServerTrustEvaluating {
     /// Creates an instance.
     public init() {}
 
+    /// Accepts every trust: never throws.
     public func evaluate(_ trust: SecTrust, forHost host: String) throws {}
 }
 

@@ -160,6 +160,8 @@ struct PassthroughWebSocketMessageDecoder: WebSocketMessageSerializer {
     /// The decoder used.
     public let decoder: any DataDecoder
 
+    /// Creates a message decoder that decodes with `decoder`.
+    ///
     /// - Parameter decoder: The `DataDecoder` used.
     public init(decoder: any DataDecoder) {
         self.decoder = decoder

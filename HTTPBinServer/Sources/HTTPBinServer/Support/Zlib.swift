@@ -1,4 +1,4 @@
-import CZlib
+import CHTTPBinZlib
 
 /// One-shot compression with the system zlib, for `/gzip`, `/deflate` and PNG image data, and
 /// decompression of request bodies sent with `Content-Encoding: deflate`.
@@ -68,6 +68,6 @@ enum Zlib {
 
     /// CRC-32 as PNG chunks and gzip trailers use it.
     static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        bytes.withUnsafeBufferPointer { UInt32(CZlib.crc32(0, $0.baseAddress, uInt($0.count))) }
+        bytes.withUnsafeBufferPointer { UInt32(CHTTPBinZlib.crc32(0, $0.baseAddress, uInt($0.count))) }
     }
 }
