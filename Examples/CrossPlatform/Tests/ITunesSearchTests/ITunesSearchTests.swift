@@ -3,10 +3,6 @@ import Foundation
 import ITunesSearch
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Answers every request with the canned search result below and remembers the URLs it was asked for.
 final class StubSearchProtocol: URLProtocol {
     nonisolated(unsafe) static var requestedURLs: [URL] = []
@@ -49,7 +45,9 @@ final class StubSearchProtocol: URLProtocol {
         let results = try await client.search(term: "the beatles", entity: "musicTrack")
         #expect(results.map(\.name) == ["Abbey Road", "Yesterday"])
         #expect(results.last?.trackPrice == 1.29)
-        let url = try #require(StubSearchProtocol.lock.withLock { StubSearchProtocol.requestedURLs.last })
+        // Other tests run alongside: find this one's request by its term.
+        let url = try #require(
+            StubSearchProtocol.lock.withLock { StubSearchProtocol.requestedURLs }.last { $0.query?.contains("beatles") == true })
         let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         #expect(
             Set(items) == [
@@ -67,5 +65,34 @@ final class StubSearchProtocol: URLProtocol {
             #expect(error.isResponseValidationError)
             #expect(error.responseCode == 500)
         }
+    }
+}
+
+/// Records the metrics Alamofire reports, through the event monitor's requirement spelled as in Alamofire.
+final class MetricsRecorder: EventMonitor, @unchecked Sendable {
+    let queue = DispatchQueue(label: "MetricsRecorder")
+    private let lock = NSLock()
+    private var gathered: [URLSessionTaskMetrics] = []
+
+    var metrics: [URLSessionTaskMetrics] { lock.withLock { gathered } }
+
+    func request(_ request: Request, didGatherMetrics metrics: URLSessionTaskMetrics) {
+        lock.withLock { gathered.append(metrics) }
+    }
+}
+
+@Suite(.serialized) struct AlamofireSpellingTests {
+    @Test func metricsAreNamedAsInAlamofire() async throws {
+        let recorder = MetricsRecorder()
+        let configuration = URLSessionConfiguration.af.default
+        configuration.protocolClasses = [StubSearchProtocol.self]
+        let session = Alamofire.Session(configuration: configuration, eventMonitors: [recorder])
+        let response = await ITunesSearchClient(session: session).request(term: "metrics").serializingData().response
+        let metrics: URLSessionTaskMetrics? = response.metrics
+        #expect(metrics != nil)
+        #expect(metrics?.transactionMetrics.count == 1)
+        // The monitor's queue has run the event before the response was delivered.
+        recorder.queue.sync {}
+        #expect(recorder.metrics.count == 1)
     }
 }
