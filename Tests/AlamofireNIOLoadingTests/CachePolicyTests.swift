@@ -42,6 +42,18 @@ import FoundationNetworking
         #expect(CacheControl(nil).directives.isEmpty)
     }
 
+    @Test func cacheControlKeepsCommasInsideQuotedArguments() {
+        // Split at every comma, `max-age=5"` would become a directive of its own.
+        let control = CacheControl(#"no-cache="Set-Cookie, max-age=5", private"#)
+        #expect(control.directives == ["no-cache": "Set-Cookie, max-age=5", "private": ""])
+        #expect(control.seconds("max-age") == nil)
+        // Quoted pairs: an escaped quote neither ends the string nor stays escaped.
+        #expect(CacheControl(#"community="a\"b, c", max-age=7"#).directives == ["community": #"a"b, c"#, "max-age": "7"])
+        // An unterminated quote runs to the end of the header.
+        #expect(CacheControl(#"no-cache="a, max-age=9"#).directives == ["no-cache": "a, max-age=9"])
+        #expect(CacheControl(#", ,max-age=3,"#).directives == ["max-age": "3"])
+    }
+
     @Test func lifetimeFromMaxAgeThenExpiresThenTheHeuristic() {
         let date = Self.httpDate(Self.start)
         func lifetime(_ headers: [String: String], status: Int = 200) -> TimeInterval {

@@ -7,14 +7,61 @@ package struct CacheControl: Equatable, Sendable {
 
     package init(_ header: String?) {
         var directives: [String: String] = [:]
-        for part in (header ?? "").split(separator: ",") {
+        for part in Self.split(header ?? "") {
             let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard let name = pair.first?.lowercased(), !name.isEmpty else { continue }
-            let argument = pair.count > 1 ? pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : ""
+            let argument = pair.count > 1 ? Self.unquoted(pair[1]) : ""
             // The first occurrence wins, as RFC 9111 advises for duplicates.
             if directives[name] == nil { directives[name] = argument }
         }
         self.directives = directives
+    }
+
+    /// The header's directives: split at each comma outside a quoted string (RFC 9110 §5.6.4), so
+    /// `no-cache="Set-Cookie, Vary"` stays one directive. An unterminated quote runs to the end.
+    static func split(_ header: String) -> [Substring] {
+        var parts: [Substring] = []
+        var start = header.startIndex
+        var index = header.startIndex
+        var inQuotes = false
+        while index < header.endIndex {
+            switch header[index] {
+            case "\\" where inQuotes:
+                // A quoted pair: the next character is taken as it is.
+                index = header.index(after: index)
+                if index == header.endIndex { continue }
+            case "\"":
+                inQuotes.toggle()
+            case "," where !inQuotes:
+                parts.append(header[start..<index])
+                start = header.index(after: index)
+            default:
+                break
+            }
+            index = header.index(after: index)
+        }
+        parts.append(header[start...])
+        return parts
+    }
+
+    /// An argument without its quotes and quoted pairs' backslashes; a token as it is.
+    static func unquoted(_ argument: String) -> String {
+        guard argument.hasPrefix("\""), argument.count >= 2 else { return argument }
+        var result = ""
+        var escaped = false
+        for character in argument.dropFirst() {
+            if escaped {
+                result.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                break
+            } else {
+                result.append(character)
+            }
+        }
+        return result
     }
 
     package func has(_ directive: String) -> Bool { directives[directive] != nil }

@@ -78,9 +78,10 @@ struct ConnectionFactory: Sendable {
     /// Made when the first https connection needs them: reading the system's roots takes tens of
     /// milliseconds, which a session that only speaks plain HTTP should not pay.
     private let tlsSetup: LazyTLSSetup
-    /// Contexts for connections that present a client identity of their own or offer HTTP/1.1 only.
-    private let otherContexts = NIOLockedValueBox<[ContextKey: NIOSSLContext]>([:])
-    private struct ContextKey: Hashable {
+    /// Contexts for connections that present a client identity of their own or offer HTTP/1.1 only;
+    /// the 16 used most recently are kept.
+    let otherContexts = NIOLockedValueBox(RecentlyUsedCache<ContextKey, NIOSSLContext>(limit: 16))
+    struct ContextKey: Hashable {
         var identity: TransportClientIdentity?
         var offersHTTP2: Bool
     }
@@ -134,17 +135,17 @@ struct ConnectionFactory: Sendable {
 
     /// The context and roots for a connection to `origin`: the transport's, or one made (once) for
     /// the origin's own client identity, or for a WebSocket (which must not be offered `h2`).
-    private func tlsSetup(for origin: Origin) throws -> (context: NIOSSLContext, anchors: TrustAnchors) {
+    func tlsSetup(for origin: Origin) throws -> (context: NIOSSLContext, anchors: TrustAnchors) {
         let setup = try tlsSetup.value.get()
         let identity = origin.clientIdentity ?? tls.clientIdentity
         let key = ContextKey(identity: identity, offersHTTP2: offersHTTP2 && !origin.isWebSocket)
         guard key != ContextKey(identity: tls.clientIdentity, offersHTTP2: offersHTTP2) else { return setup }
         return try otherContexts.withLockedValue { contexts in
-            if let context = contexts[key] { return (context, setup.anchors) }
+            if let context = contexts.value(for: key) { return (context, setup.anchors) }
             do {
                 let context = try NIOSSLContext(
                     configuration: Self.clientConfiguration(tls, identity: identity, offersHTTP2: key.offersHTTP2))
-                contexts[key] = context
+                contexts.insert(context, for: key)
                 return (context, setup.anchors)
             } catch {
                 throw TransportError(.secureConnectionFailed, "the client certificate is not usable", underlyingError: error)
