@@ -5,15 +5,22 @@ import Foundation
 /// responses and bodies stay with the task.
 ///
 /// ```
-/// initialized ─resume─▶ lookingUpCache ─miss─▶ exchanging(hop) ─response─▶ deciding
+/// initialized ─resume─▶ lookingUpCache ─miss─▶ exchanging(hop) ─response─▶ (decided at once, no state)
 ///                             ├─hit─▶ awaitingDisposition (the stored response, no exchange)
+///                             ├─hit, a stored redirect─▶ awaitingRedirect(hop 0)
 ///                             └─nothing stored, may not load─▶ completed
-///   deciding: a redirect to ask about ─▶ awaitingRedirect ─follow─▶ exchanging(hop + 1)
-///                                                    └─ a stream body to replace ─▶ awaitingBodyStream
+///   response: a redirect to ask about ─▶ awaitingRedirect ─follow─▶ exchanging(hop + 1)
+///                                                    ├─ a stream body to replace ─▶ awaitingBodyStream
+///                                                    └─ not followed ─▶ awaitingDisposition
 ///             a challenge to answer   ─▶ awaitingChallenge ─retry─▶ exchanging(hop + 1)
-///                                                    └─ a stream body to replace ─▶ awaitingBodyStream
+///                                                    ├─ a stream body to replace ─▶ awaitingBodyStream
+///                                                    └─ not retried ─▶ awaitingDisposition
 ///             otherwise               ─▶ awaitingDisposition ─allow─▶ receivingBody ─▶ completed
+///                                                           └─refuse─▶ completed (cancelled)
+///   awaitingBodyStream ─a new stream─▶ exchanging(hop + 1)
+///                      └─none─▶ completed (the body stream is exhausted)
 ///   exchanging(hop) ─a continued download's 416 or wrong range─▶ exchanging(hop + 1), without a range
+///   exchanging, receivingBody ─failure─▶ completed
 /// ```
 /// Cancelling while an exchange or a body is under way asks the task to stop it and waits for it
 /// to report; cancelling while a delegate decides completes at once (the late answer is ignored).

@@ -11,7 +11,7 @@ import FoundationNetworking
 ///
 /// ```
 /// notStarted ─setUp─▶ creatingRequest ─task made─▶ loading ─completed─▶ validating
-///   (lazy: the first resume sets up)  ▲                                    │
+///   (lazy: the first resume sets up)  ▲   └─failed─▶ awaitingRetryDecision     │
 ///                                     └─ waitingToRetry ◀─retry─ awaitingRetryDecision ◀─failed─┤
 ///                                              ▲                     └─don't retry─▶ finishing ◀─┘
 ///                                              └──── a serializer asked to retry ────────┘

@@ -81,7 +81,7 @@ open class Session: @unchecked Sendable {
     ///   - requestSetup:             Determines when the `Session` will perform the internal setup for created
     ///                               `Request`s. `.lazy` by default.
     ///   - requestQueue:             `DispatchQueue` on which to perform `URLRequest` creation. `nil` by default: on the
-    ///                               thread that resumes the request.
+    ///                               root queue.
     ///   - serializationQueue:       `DispatchQueue` on which to perform all response serialization. By default this
     ///                               queue will use the `rootQueue` as its `target`. `nil` by default.
     ///   - interceptor:              `RequestInterceptor` to be used for all `Request`s created by this instance. `nil`
