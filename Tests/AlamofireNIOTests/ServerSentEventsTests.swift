@@ -105,4 +105,46 @@ extension ServerSentEventsTests {
             }
         }
     }
+
+    /// Before the limit, a server sending one endless line grew the client's memory without end.
+    @Test func anEndlessLineFailsTheHandlersRequestAndClosesTheConnection() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let events = try await DataStreamTests.events { (handler: @escaping DataStreamRequest.Handler<ServerSentEvent, Never>) in
+                keepAlive(Session()).streamRequest(server.url("/sse?count=2&long_line=\(1 << 30)")).responseServerSentEvents(
+                    on: DataStreamTests.queue, maximumEventSize: 64 * 1024, handler: handler)
+            }
+            #expect(events.compactMap(\.value) == [Self.tick(0), Self.tick(1)])
+            guard case .responseSerializationFailed(.customSerializationFailed(let error))? = events.last?.completion?.error else {
+                Issue.record("\(String(describing: events.last?.completion?.error))")
+                return
+            }
+            #expect(error as? ServerSentEventParser.EventTooLarge == ServerSentEventParser.EventTooLarge(maximumEventSize: 64 * 1024))
+            // The request was cancelled, so the server stops sending its gigabyte.
+            try await withTimeout { await server.waitUntil { $0.openConnections == 0 } }
+        }
+    }
+
+    @Test func anEndlessLineEndsTheEventStreamWithoutReconnecting() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let stream = keepAlive(Session()).serverSentEvents(
+                server.url("/sse?count=1&long_line=\(1 << 30)"), reconnect: true, reconnectionTime: 0.01, maximumEventSize: 64 * 1024)
+            let (events, failure) = try await withTimeout { () async -> ([ServerSentEvent], (any Error)?) in
+                var events: [ServerSentEvent] = []
+                do {
+                    for try await event in stream { events.append(event) }
+                    return (events, nil)
+                } catch {
+                    return (events, error)
+                }
+            }
+            #expect(events == [Self.tick(0)])
+            guard case .responseSerializationFailed(.customSerializationFailed(let error))? = failure?.asAFError else {
+                Issue.record("\(String(describing: failure))")
+                return
+            }
+            #expect(error is ServerSentEventParser.EventTooLarge)
+            #expect(server.statistics.totalRequests == 1)
+            try await withTimeout { await server.waitUntil { $0.openConnections == 0 } }
+        }
+    }
 }

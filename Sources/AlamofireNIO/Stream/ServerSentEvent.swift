@@ -58,7 +58,29 @@ public struct ServerSentEvent: Sendable, Equatable {
 /// `data` appends its value and a line feed, `event` sets the type, `id` sets the last event ID (unless the value
 /// contains NUL), `retry` sets the reconnection time (only when the value is all ASCII digits); other fields are
 /// ignored. A dispatch with no data fires nothing, and the end of the body discards an event not yet dispatched.
+///
+/// Memory is bounded: a line not yet ended, or the data of an event not yet dispatched, may hold at most
+/// ``maximumEventSize`` bytes (``defaultMaximumEventSize``, 4 MiB, unless given). A stream that goes past it makes
+/// ``parse(_:)`` throw ``EventTooLarge``; the parser then drops everything until ``finish()``. The standard sets no
+/// limit, but a server sending one endless line would otherwise grow the client's memory without end.
 public struct ServerSentEventParser: Sendable {
+    /// Thrown by ``parse(_:)`` when a line or an event's data grows past ``maximumEventSize``.
+    public struct EventTooLarge: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The limit that was passed, in bytes.
+        public let maximumEventSize: Int
+
+        /// A sentence naming the limit.
+        public var description: String {
+            "a Server-Sent Events line or event grew past \(maximumEventSize) bytes"
+        }
+    }
+
+    /// The limit a parser has unless it is given another: 4 MiB.
+    public static let defaultMaximumEventSize = 4 * 1024 * 1024
+
+    /// The most bytes a line not yet ended, or the data of an event not yet dispatched, may hold.
+    public let maximumEventSize: Int
+
     /// The last event ID, as the event source keeps it: taken from the latest `id` field each time a blank line
     /// dispatches (even when no event fires), so it persists across events until an `id` field changes it. `nil`
     /// while it is the empty string, when a reconnection sends no `Last-Event-ID` header.
@@ -78,6 +100,8 @@ public struct ServerSentEventParser: Sendable {
     private var lastEventIDBuffer = ""
     /// The value of a valid `retry` field since the last dispatch, reported with the next event.
     private var retryInEvent: Int?
+    /// Whether the stream went past the limit: everything is dropped until ``finish()``.
+    private var isOverLimit = false
 
     private static let lineFeed = UInt8(ascii: "\n")
     private static let carriageReturn = UInt8(ascii: "\r")
@@ -86,15 +110,24 @@ public struct ServerSentEventParser: Sendable {
     private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Creates a parser for one stream.
-    public init() {}
+    ///
+    /// - Parameter maximumEventSize: The most bytes a line not yet ended, or an event's data, may hold.
+    ///                               ``defaultMaximumEventSize`` (4 MiB) by default.
+    public init(maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize) {
+        precondition(maximumEventSize > 0, "maximumEventSize must be positive")
+        self.maximumEventSize = maximumEventSize
+    }
 
     /// Reads the next bytes of the stream.
     ///
     /// - Parameter bytes: The next chunk of the body, split anywhere.
     /// - Returns:         The events dispatched by the lines this chunk completed, in order.
-    public mutating func parse(_ bytes: Data) -> [ServerSentEvent] {
+    /// - Throws:          ``EventTooLarge`` when a line or an event's data grows past ``maximumEventSize``, and for every
+    ///                    chunk after that until ``finish()``. Events the chunk completed before are lost with it.
+    public mutating func parse(_ bytes: Data) throws(EventTooLarge) -> [ServerSentEvent] {
+        guard !isOverLimit else { throw EventTooLarge(maximumEventSize: maximumEventSize) }
         var events: [ServerSentEvent] = []
-        bytes.withUnsafeBytes { (chunk: UnsafeRawBufferPointer) in
+        let withinLimit = bytes.withUnsafeBytes { (chunk: UnsafeRawBufferPointer) -> Bool in
             var lineStart = 0
             for index in chunk.indices where chunk[index] == Self.lineFeed || chunk[index] == Self.carriageReturn {
                 if chunk[index] == Self.lineFeed, lineEndedWithCR, index == lineStart {
@@ -103,16 +136,25 @@ public struct ServerSentEventParser: Sendable {
                     lineStart = index + 1
                     continue
                 }
+                guard lineBuffer.count + (index - lineStart) <= maximumEventSize else { return false }
                 lineBuffer.append(contentsOf: chunk[lineStart..<index])
                 processLine(into: &events)
                 lineBuffer.removeAll(keepingCapacity: true)
+                guard dataBuffer.utf8.count <= maximumEventSize else { return false }
                 lineEndedWithCR = chunk[index] == Self.carriageReturn
                 lineStart = index + 1
             }
             if lineStart < chunk.count {
+                guard lineBuffer.count + (chunk.count - lineStart) <= maximumEventSize else { return false }
                 lineBuffer.append(contentsOf: chunk[lineStart...])
                 lineEndedWithCR = false
             }
+            return true
+        }
+        guard withinLimit else {
+            reset()
+            isOverLimit = true
+            throw EventTooLarge(maximumEventSize: maximumEventSize)
         }
         return events
     }
@@ -124,14 +166,20 @@ public struct ServerSentEventParser: Sendable {
     ///
     /// - Returns: The events the end of the stream dispatches: always none.
     public mutating func finish() -> [ServerSentEvent] {
-        lineBuffer.removeAll()
+        reset()
+        isOverLimit = false
+        return []
+    }
+
+    /// Empties the buffers, as at the start of a stream.
+    private mutating func reset() {
+        lineBuffer = []
         lineEndedWithCR = false
         atStreamStart = true
         dataBuffer = ""
         eventTypeBuffer = ""
         lastEventIDBuffer = ""
         retryInEvent = nil
-        return []
     }
 
     /// Interprets the complete line in `lineBuffer`.

@@ -20,20 +20,38 @@ extension DataStreamRequest {
     /// }
     /// ```
     ///
+    /// A line or an event's data longer than `maximumEventSize` cancels the request, which completes with
+    /// `AFError.responseSerializationFailed(reason: .customSerializationFailed(error:))` carrying
+    /// ``ServerSentEventParser/EventTooLarge``.
+    ///
     /// - Parameters:
-    ///   - queue:   `DispatchQueue` on which the handler is called. `.main` by default.
-    ///   - handler: Called with each event, then once with the completion.
-    /// - Returns:   The instance.
+    ///   - queue:            `DispatchQueue` on which the handler is called. `.main` by default.
+    ///   - maximumEventSize: The most bytes a line or an event's data may hold. 4 MiB by default.
+    ///   - handler:          Called with each event, then once with the completion.
+    /// - Returns:            The instance.
     @discardableResult
-    public func responseServerSentEvents(on queue: DispatchQueue = .main, handler: @escaping Handler<ServerSentEvent, Never>) -> Self {
-        let parser = Mutex(ServerSentEventParser())
+    public func responseServerSentEvents(
+        on queue: DispatchQueue = .main, maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize,
+        handler: @escaping Handler<ServerSentEvent, Never>
+    ) -> Self {
+        let parser = Mutex(ServerSentEventParser(maximumEventSize: maximumEventSize))
+        typealias Events = Result<[ServerSentEvent], ServerSentEventParser.EventTooLarge>
         // Chunks are parsed one after another on the serial serialization queue, so the parser sees them in order.
         appendStream(
             .serialized(on: queue),
-            serializing: { data -> Result<[ServerSentEvent], Never> in .success(parser.withLock { $0.parse(data) }) },
-            deliver: { [unowned self] (stream: Stream<[ServerSentEvent], Never>, receipt: ChunkReceipt) in
-                for event in stream.value ?? [] {
-                    capturingError { try handler(Stream(event: .stream(.success(event)), token: CancellationToken(self))) }
+            serializing: { data -> Events in
+                parser.withLock { parser in Events { () throws(ServerSentEventParser.EventTooLarge) in try parser.parse(data) } }
+            },
+            deliver: { [unowned self] (stream: Stream<[ServerSentEvent], ServerSentEventParser.EventTooLarge>, receipt: ChunkReceipt) in
+                switch stream.result {
+                case .success(let events)?:
+                    for event in events {
+                        capturingError { try handler(Stream(event: .stream(.success(event)), token: CancellationToken(self))) }
+                    }
+                case .failure(let tooLarge)?:
+                    capturingError { throw tooLarge }
+                case nil:
+                    break
                 }
                 receipt.handled()
             },
@@ -67,18 +85,23 @@ extension Session {
     ///   - reconnect:        Whether to reconnect when a connection ends. `false` by default: the stream ends with
     ///                       the first connection (throwing its error, if it failed).
     ///   - reconnectionTime: Seconds to wait before reconnecting while the server has sent no `retry`. 3 by default.
+    ///   - maximumEventSize: The most bytes a line or an event's data may hold. 4 MiB by default. A stream that goes
+    ///                       past it is cancelled and ends, without reconnecting, throwing
+    ///                       `AFError.responseSerializationFailed(reason: .customSerializationFailed(error:))` carrying
+    ///                       ``ServerSentEventParser/EventTooLarge``.
     /// - Returns:            The events, in order, across connections.
     public func serverSentEvents(
         _ convertible: any URLConvertible, headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil,
-        reconnect: Bool = false, reconnectionTime: TimeInterval = 3
+        reconnect: Bool = false, reconnectionTime: TimeInterval = 3,
+        maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize
     ) -> ServerSentEventStream {
         ServerSentEventStream(
             session: self, convertible: convertible, headers: headers, interceptor: interceptor, reconnect: reconnect,
-            reconnectionTime: reconnectionTime)
+            reconnectionTime: reconnectionTime, maximumEventSize: maximumEventSize)
     }
 }
 
-/// The events of ``Session/serverSentEvents(_:headers:interceptor:reconnect:reconnectionTime:)``.
+/// The events of ``Session/serverSentEvents(_:headers:interceptor:reconnect:reconnectionTime:maximumEventSize:)``.
 ///
 /// Pulled, not pushed: each iteration opens its own connections, and a chunk of the body is taken
 /// from a connection only once the events before it have been taken, so a consumer that falls
@@ -94,6 +117,7 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
     let interceptor: (any RequestInterceptor)?
     let reconnect: Bool
     let reconnectionTime: TimeInterval
+    let maximumEventSize: Int
 
     /// Returns an iterator that opens its own connections to the event source.
     public func makeAsyncIterator() -> Iterator { Iterator(source: self) }
@@ -112,7 +136,7 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
         }
 
         private let source: ServerSentEventStream
-        private var parser = ServerSentEventParser()
+        private var parser: ServerSentEventParser
         private var pending: [ServerSentEvent] = []
         private var connection: Connection?
         private var connections = 0
@@ -120,11 +144,13 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
 
         init(source: ServerSentEventStream) {
             self.source = source
+            self.parser = ServerSentEventParser(maximumEventSize: source.maximumEventSize)
         }
 
         /// Returns the next event, connecting (or reconnecting, when allowed) as needed; `nil` when the stream has ended.
         ///
-        /// Throws when the server refuses the stream, or when the connection fails and reconnection is off.
+        /// Throws when the server refuses the stream, when a line or an event's data grows past the stream's
+        /// `maximumEventSize`, or when the connection fails and reconnection is off.
         public mutating func next() async throws -> ServerSentEvent? {
             while true {
                 if !pending.isEmpty { return pending.removeFirst() }
@@ -146,7 +172,14 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
                 }
                 switch stream.event {
                 case .stream(.success(let data)):
-                    pending = parser.parse(data)
+                    do {
+                        pending = try parser.parse(data)
+                    } catch {
+                        // Dropping the connection's iterator cancels its request.
+                        connection = nil
+                        isFinished = true
+                        throw AFError.responseSerializationFailed(reason: .customSerializationFailed(error: error))
+                    }
                 case .complete(let completion):
                     let refusal = connection?.refusal.error.withLock { $0 }
                     connection = nil

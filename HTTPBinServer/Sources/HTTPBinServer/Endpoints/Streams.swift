@@ -182,10 +182,11 @@ enum Streams {
         return Response(status: .ok, headers: [.contentType: "application/json"], body: body)
     }
 
-    /// `/sse?count=3&interval=0&per_connection=`: a `text/event-stream` of events with ids `0..<count`,
-    /// `interval` seconds apart, starting after the request's `Last-Event-ID` (as an EventSource
-    /// server resumes); with `per_connection`, the stream ends after that many events, so a client
-    /// must reconnect for the rest.
+    /// `/sse?count=3&interval=0&per_connection=&long_line=`: a `text/event-stream` of events with ids
+    /// `0..<count`, `interval` seconds apart, starting after the request's `Last-Event-ID` (as an
+    /// EventSource server resumes); with `per_connection`, the stream ends after that many events, so a
+    /// client must reconnect for the rest; with `long_line=N`, the events are followed by a `data:` line
+    /// of N bytes that never ends, sent 64 KiB at a time while the client reads.
     static func serverSentEvents(_ ex: Exchange) throws -> Response {
         try ex.require(.get)
         let count = max(0, ex.queryValue("count").flatMap(Int.init) ?? 3)
@@ -193,11 +194,21 @@ enum Streams {
         let perConnection = ex.queryValue("per_connection").flatMap(Int.init).map { max(1, $0) } ?? count
         let first = ex.headers[HTTPField.Name("Last-Event-ID")!].flatMap(Int.init).map { $0 + 1 } ?? 0
         let ids = Array(first..<max(first, min(count, first + perConnection)))
+        let longLine = min(maximumLength, max(0, ex.queryValue("long_line").flatMap(Int.init) ?? 0))
         let channel = ex.channel
         let body = ResponseBody { writer in
             for (index, id) in ids.enumerated() {
                 if index > 0 { try await Exchange.pause(interval, unlessClosed: channel) }
                 try await writer.write(ByteBuffer(string: "id: \(id)\nevent: tick\ndata: {\"id\":\(id)}\n\n"))
+            }
+            if longLine > 0 {
+                try await writer.write(ByteBuffer(string: "data: "))
+                var remaining = longLine
+                while remaining > 0 {
+                    let size = min(remaining, 64 * 1024)
+                    try await writer.write(ByteBuffer(repeating: UInt8(ascii: "x"), count: size))
+                    remaining -= size
+                }
             }
             try await writer.finish(nil)
         }
