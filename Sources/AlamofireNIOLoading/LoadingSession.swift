@@ -33,8 +33,10 @@ package final class LoadingSession: Sendable {
     /// The last task identifier handed out; URLSession numbers its tasks from 1.
     private let lastTaskIdentifier = Atomic<Int>(0)
 
-    /// The largest body a task keeps in memory (4 GiB); downloads stream to disk instead.
-    static let maximumBodySize = 1 << 32
+    /// The largest body a task keeps in memory: a response's (data and upload requests) or a `file:` or
+    /// `data:` URL's. Past it, the task fails with `URLError(.dataLengthExceedsMaximum)`; downloads and
+    /// streams are not held in memory and have no such limit.
+    package let maximumBodySize: Int
 
     /// URLRequest's default `timeoutInterval`: a request with another value chose its own.
     static let defaultRequestTimeout: TimeInterval = 60
@@ -48,8 +50,12 @@ package final class LoadingSession: Sendable {
     ///     exchange's total), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`,
     ///     `urlCredentialStorage`, `urlCache`, `requestCachePolicy`, `protocolClasses`.
     ///   - now: the clock cached responses age by (a test's virtual clock).
-    package init(transport: HTTPTransport, configuration: URLSessionConfiguration, now: @escaping @Sendable () -> Date = { Date() }) {
+    package init(
+        transport: HTTPTransport, configuration: URLSessionConfiguration, maximumBodySize: Int = 1 << 32,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.transport = transport
+        self.maximumBodySize = maximumBodySize
         var headers = NIOHTTP1.HTTPHeaders()
         for (name, value) in configuration.httpAdditionalHeaders ?? [:] {
             headers.replaceOrAdd(name: "\(name.base)", value: "\(value)")

@@ -148,7 +148,7 @@ extension LoadingTask {
     func loadLocalResource(_ url: URL, for request: URLRequest, generation: Int) {
         let work = Task {
             do {
-                let loaded = try await LocalResource.load(url)
+                let loaded = try await LocalResource.load(url, maximumSize: session.maximumBodySize)
                 let started = state.withLock { $0.hopStarted }
                 let response = ReceivedResponse(loaded.response)
                 let transaction = TransactionMetrics(

@@ -337,7 +337,7 @@ package final class LoadingTask: Sendable {
             // Opened above, before any of this: unreachable, and harmless if it were reached.
             exchangeFailed(URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         case .memory:
-            let handle = session.transport.execute(transportRequest, collectingUpTo: LoadingSession.maximumBodySize) { outcome in
+            let handle = session.transport.execute(transportRequest, collectingUpTo: session.maximumBodySize) { outcome in
                 switch outcome {
                 case .success(let collected):
                     let wire = ReceivedResponse(head: collected.head, url: url)

@@ -24,7 +24,7 @@ extension Session {
     /// Creates a `Session` from an existing `URLSession`: its configuration applies, and it is the ``session`` the
     /// event monitors see. It loads nothing; AlamofireNIO's transport does.
     ///
-    /// - Parameters: as ``init(configuration:delegate:rootQueue:startRequestsImmediately:requestSetup:requestQueue:serializationQueue:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:additionalTrustRoots:clientIdentity:allowsHTTP2:eventLoopGroup:logger:)``,
+    /// - Parameters: as ``init(configuration:delegate:rootQueue:startRequestsImmediately:requestSetup:requestQueue:serializationQueue:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:additionalTrustRoots:clientIdentity:allowsHTTP2:maximumResponseBodySize:eventLoopGroup:logger:)``,
     ///   with `session` in place of `configuration`.
     public convenience init(
         session: URLSession, delegate: SessionDelegate, rootQueue: DispatchQueue, startRequestsImmediately: Bool = true,
@@ -41,6 +41,12 @@ extension Session {
             eventMonitors: eventMonitors)
         urlSession.withLock { $0 = session }
     }
+
+    /// The most bytes a response body held in memory may have unless a session is given another limit: 4 GiB.
+    public static let defaultMaximumResponseBodySize = 1 << 32
+
+    /// The most bytes a response body held in memory may have (data and upload requests, `file:` and `data:` URLs).
+    public var maximumResponseBodySize: Int { loading.maximumBodySize }
 
     /// The `URLSession` Alamofire would make: this session's ``delegate`` and a delegate queue on
     /// ``rootQueue``, one operation at a time.

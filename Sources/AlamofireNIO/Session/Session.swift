@@ -103,6 +103,10 @@ open class Session: @unchecked Sendable {
     ///   - allowsHTTP2:              Whether https connections offer HTTP/2 by ALPN (`h2`, then `http/1.1`), as
     ///                               URLSession does. `true` by default; `false` speaks HTTP/1.1 only. Plain `http`
     ///                               URLs always use HTTP/1.1. (AlamofireNIO's own.)
+    ///   - maximumResponseBodySize:  The most bytes a response body held in memory may have (data and upload requests,
+    ///                               `file:` and `data:` URLs); a larger one fails the request with
+    ///                               `URLError(.dataLengthExceedsMaximum)`. Downloads and streams are not limited.
+    ///                               ``defaultMaximumResponseBodySize`` (4 GiB) by default. (AlamofireNIO's own.)
     ///   - eventLoopGroup:           Where connections live: NIO's shared group by default; pass an app's own so that
     ///                               its server and its client share loops. (AlamofireNIO's own.)
     ///   - logger:                   Where the session logs; silent by default. (AlamofireNIO's own.)
@@ -122,6 +126,7 @@ open class Session: @unchecked Sendable {
         additionalTrustRoots: [SecCertificate] = [],
         clientIdentity: SecIdentity? = nil,
         allowsHTTP2: Bool = true,
+        maximumResponseBodySize: Int = Session.defaultMaximumResponseBodySize,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "org.alamofire.session", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
@@ -148,7 +153,8 @@ open class Session: @unchecked Sendable {
         transportConfiguration.allowsHTTP2 = allowsHTTP2
         transportConfiguration.proxies = ProxySelection.settings(for: configuration, logger: logger)
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
-        self.loading = LoadingSession(transport: transport, configuration: configuration)
+        self.loading = LoadingSession(
+            transport: transport, configuration: configuration, maximumBodySize: max(0, maximumResponseBodySize))
     }
 
     /// As in Alamofire: every request set up and not finished, and every one that will not resume on

@@ -23,14 +23,21 @@ package enum LocalResource {
         }
     }
 
-    /// Loads `url`; failures carry URLSession's codes (`.fileDoesNotExist`, `.fileIsDirectory`,
-    /// `.noPermissionsToReadFile`, `.badURL`).
-    package static func load(_ url: URL) async throws -> Loaded {
-        if url.scheme?.lowercased() == "data" { return try decodeDataURL(url) }
-        return try await readFile(url)
+    /// Loads `url`, at most `maximumSize` bytes of it; failures carry URLSession's codes
+    /// (`.fileDoesNotExist`, `.fileIsDirectory`, `.noPermissionsToReadFile`, `.badURL`, and
+    /// `.dataLengthExceedsMaximum` past the limit).
+    package static func load(_ url: URL, maximumSize: Int) async throws -> Loaded {
+        if url.scheme?.lowercased() == "data" {
+            let loaded = try decodeDataURL(url)
+            guard loaded.body.readableBytes <= maximumSize else {
+                throw URLError(.dataLengthExceedsMaximum, userInfo: [NSURLErrorFailingURLErrorKey: url])
+            }
+            return loaded
+        }
+        return try await readFile(url, maximumSize: maximumSize)
     }
 
-    private static func readFile(_ url: URL) async throws -> Loaded {
+    private static func readFile(_ url: URL, maximumSize: Int) async throws -> Loaded {
         let path = FilePath(url.path)
         let body: ByteBuffer
         do {
@@ -41,7 +48,7 @@ package enum LocalResource {
                 throw URLError(.fileIsDirectory, userInfo: [NSURLErrorFailingURLErrorKey: url])
             }
             body = try await FileSystem.shared.withFileHandle(forReadingAt: path) { handle in
-                try await handle.readToEnd(maximumSizeAllowed: .bytes(Int64(UInt32.max)))
+                try await handle.readToEnd(maximumSizeAllowed: .bytes(Int64(min(maximumSize, Int(UInt32.max)))))
             }
         } catch let error as FileSystemError {
             let code: URLError.Code =
