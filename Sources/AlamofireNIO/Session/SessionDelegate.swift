@@ -11,9 +11,10 @@ package import FoundationNetworking
 /// responses to the request's response handler, files to the download's destination.
 ///
 /// Events arrive on the transport's event loops (a few that may block — a download's file to move,
-/// a response to cache with its `CachedResponseHandler` — on a Dispatch thread); the request records
-/// them under its lock and moves to its own queue only when the task completes, so a request costs
-/// one hop between the wire and its validators and serializers.
+/// a response to cache — on a Dispatch thread); the request records them under its lock and moves to
+/// its own queue only when the task completes, so a request costs one hop between the wire and its
+/// validators and serializers. A user's `RedirectHandler` and `CachedResponseHandler` run on the
+/// session's root queue, as in Alamofire.
 ///
 /// As in Alamofire it is an `NSObject` and a `URLSessionDelegate` (task, data and download too), and
 /// it is the delegate of the session's ``Session/session``. That `URLSession` loads nothing, so
@@ -42,6 +43,14 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
         task.owner as? Request
     }
 
+    /// Runs a user's handler (a `RedirectHandler`, a `CachedResponseHandler`) on the session's root queue,
+    /// where Alamofire's `SessionDelegate` runs it: the loading task reports from an event loop or a
+    /// Dispatch thread, and a handler must block neither nor find itself elsewhere than Alamofire puts it.
+    private func onRootQueue(of request: Request, _ work: @escaping @Sendable () -> Void) {
+        guard let queue = request.session?.rootQueue else { return work() }
+        queue.async(execute: work)
+    }
+
     /// Tells the session's monitors of a URLSession event, when any would hear it; `event` gets the
     /// session's `URLSession` and the task's stand-in.
     func tell(
@@ -63,7 +72,10 @@ extension SessionDelegate: LoadingTaskDelegate {
             $0.urlSession($1, task: $2, willPerformHTTPRedirection: response, newRequest: newRequest)
         }
         guard let handler = request.redirectHandler ?? request.session?.redirectHandler else { return completionHandler(newRequest) }
-        handler.task(request.sessionTask(for: task), willBeRedirectedTo: newRequest, for: response) { completionHandler($0) }
+        let sessionTask = request.sessionTask(for: task)
+        onRootQueue(of: request) {
+            handler.task(sessionTask, willBeRedirectedTo: newRequest, for: response) { completionHandler($0) }
+        }
     }
 
     package func loadingTask(
@@ -194,7 +206,9 @@ extension SessionDelegate: LoadingTaskDelegate {
         guard let handler = request.cachedResponseHandler ?? request.session?.cachedResponseHandler else {
             return completionHandler(proposedResponse)
         }
-        handler.dataTask(dataTask, willCacheResponse: proposedResponse) { completionHandler($0) }
+        onRootQueue(of: request) {
+            handler.dataTask(dataTask, willCacheResponse: proposedResponse) { completionHandler($0) }
+        }
     }
 
     package func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics) {
