@@ -115,6 +115,17 @@ let package = Package(
             dependencies: ["AlamofireNIO", httpBinServer, "ChildProcess"],
             swiftSettings: swiftSettings
         ),
+        // libFuzzer's driver, weakly linked: a build with -sanitize=fuzzer fuzzes, a plain one replays.
+        .target(name: "CFuzzingDriver"),
+        // A fuzz target for each parser that reads bytes from a server or a user (Scripts/fuzz.sh).
+        .executableTarget(
+            name: "alamofire-fuzz",
+            dependencies: [
+                "AlamofireNIO", "AlamofireNIOLoading", "AlamofireNIOTransport", "CFuzzingDriver",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The tour of Alamofire's usage guide against the bundled server: the README's main command.
         .executableTarget(
             name: "af-tour",
@@ -129,7 +140,8 @@ let package = Package(
         .testTarget(
             name: "AlamofireNIOTests",
             dependencies: [
-                "AlamofireNIO", "alamofire-probe", httpBinServer, "ChildProcess", .product(name: "Crypto", package: "swift-crypto"),
+                "AlamofireNIO", "alamofire-probe", "alamofire-fuzz", httpBinServer, "ChildProcess",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
