@@ -39,14 +39,14 @@ enum Netlink {
 
 /// A routing message source the test drives: what it injects is delivered as the kernel's would be.
 final class InjectedRoutingSource: RoutingMessageSource, @unchecked Sendable {
-    private let delivery = Mutex<(queue: DispatchQueue, deliver: @Sendable ([UInt8]) -> Void)?>(nil)
+    private let delivery = Mutex<(queue: DispatchQueue, deliver: @Sendable (RoutingSourceEvent) -> Void)?>(nil)
     let table = Mutex(RoutingTable())
     /// What `start` delivers at once: the dump.
     let initial: [UInt8]
 
     init(initial: [UInt8]) { self.initial = initial }
 
-    func start(on queue: DispatchQueue, deliver: @escaping @Sendable ([UInt8]) -> Void) -> Bool {
+    func start(on queue: DispatchQueue, deliver: @escaping @Sendable (RoutingSourceEvent) -> Void) -> Bool {
         delivery.withLock { $0 = (queue, deliver) }
         inject(initial)
         return true
@@ -62,9 +62,11 @@ final class InjectedRoutingSource: RoutingMessageSource, @unchecked Sendable {
         return table
     }
 
-    func inject(_ datagram: [UInt8]) {
+    func inject(_ datagram: [UInt8]) { inject(.datagram(datagram)) }
+
+    func inject(_ event: RoutingSourceEvent) {
         guard let (queue, deliver) = delivery.withLock({ $0 }) else { return }
-        queue.async { deliver(datagram) }
+        queue.async { deliver(event) }
     }
 }
 

@@ -198,10 +198,9 @@ final class NetworkPathMonitor: Sendable {
     /// Calls `onAvailable` on `queue` each time the table, once whole, has a usable default route.
     func start(on queue: DispatchQueue, onAvailable: @escaping @Sendable () -> Void) {
         let accepting = accepting
-        let started = source.start(on: queue) { [weak self] datagram in
+        let started = source.start(on: queue) { [weak self] event in
             guard let self else { return }
-            let messages = RTNetlink.parse(datagram)
-            let available = followed.withLock { $0.apply(messages)?.defaultRouteInterface(accepting: accepting) != nil }
+            let available = followed.withLock { $0.apply(event)?.defaultRouteInterface(accepting: accepting) != nil }
             if available { onAvailable() }
         }
         // Without rtnetlink (a sandbox that forbids it), nothing says the path came back: the wait times out.

@@ -93,6 +93,9 @@ open class NetworkReachabilityManager: @unchecked Sendable {
     let target: Target
     private let source: any RoutingMessageSource
     private let mutableState = Mutex(MutableState())
+    /// Held while listening starts or stops, so that calls racing from several threads take effect one
+    /// after the other: the source and the state always belong to the same call.
+    private let listeningChange = Mutex(())
 
     // MARK: - Initialization
 
@@ -137,20 +140,26 @@ open class NetworkReachabilityManager: @unchecked Sendable {
     /// - Returns: `true` if listening was started successfully, `false` otherwise.
     @discardableResult
     open func startListening(onQueue queue: DispatchQueue = .main, onUpdatePerforming listener: @escaping Listener) -> Bool {
-        stopListening()
-        mutableState.withLock { state in
-            state = MutableState(listener: listener, listenerQueue: queue, isListening: true)
+        listeningChange.withLock { _ in
+            stop()
+            mutableState.withLock { state in
+                state = MutableState(listener: listener, listenerQueue: queue, isListening: true)
+            }
+            let target = target
+            let started = source.start(on: reachabilityQueue) { [weak self] event in
+                self?.received(event, for: target)
+            }
+            if !started { mutableState.withLock { $0.isListening = false } }
+            return started
         }
-        let target = target
-        let started = source.start(on: reachabilityQueue) { [weak self] datagram in
-            self?.received(RTNetlink.parse(datagram), for: target)
-        }
-        if !started { mutableState.withLock { $0.isListening = false } }
-        return started
     }
 
     /// Stops listening for changes in network reachability status.
     open func stopListening() {
+        listeningChange.withLock { _ in stop() }
+    }
+
+    private func stop() {
         source.stop()
         mutableState.withLock { state in
             state.listener = nil
@@ -160,11 +169,12 @@ open class NetworkReachabilityManager: @unchecked Sendable {
         }
     }
 
-    /// Applies messages on the reachability queue; once both dumps have ended, a status that changed goes to the listener.
-    private func received(_ messages: [RTNetlink.Message], for target: Target) {
+    /// Applies what the source delivered on the reachability queue; once both dumps have ended, a status that
+    /// changed goes to the listener.
+    private func received(_ event: RoutingSourceEvent, for target: Target) {
         let table = mutableState.withLock { state -> RoutingTable? in
             guard state.isListening else { return nil }
-            return state.followed.apply(messages)
+            return state.followed.apply(event)
         }
         // A host's addresses are resolved outside the lock (it may ask DNS).
         guard let table else { return }

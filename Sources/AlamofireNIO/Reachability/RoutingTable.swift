@@ -117,6 +117,18 @@ struct FollowedRoutingTable: Sendable {
     /// The table, once whole.
     var whole: RoutingTable? { dumpsPending == 0 ? table : nil }
 
+    /// Applies what a source delivered; returns the table once it is whole. Lost messages make the
+    /// table start over: it is whole again once the new dumps have ended.
+    mutating func apply(_ event: RoutingSourceEvent) -> RoutingTable? {
+        switch event {
+        case .datagram(let datagram):
+            return apply(RTNetlink.parse(datagram))
+        case .messagesLost:
+            self = FollowedRoutingTable()
+            return nil
+        }
+    }
+
     /// Applies one datagram's messages; returns the table once it is whole.
     mutating func apply(_ messages: [RTNetlink.Message]) -> RoutingTable? {
         table.apply(messages)
