@@ -114,6 +114,25 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
         }
     }
 
+    /// Alamofire 5.12's `task(forResumeData:using:)`: an unstarted download task for the resume data's URL.
+    @Test func aTaskForResumeDataIsAnUnstartedDownloadTask() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, _ in
+                let url = server.url("/range/100000?chunk_size=1000&duration=2")
+                let (cancelled, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let task = cancelled.task(forResumeData: try #require(resumeData), using: session.session)
+                #expect(task is URLSessionDownloadTask)
+                #expect(task.state == .suspended)
+                #expect(task.originalRequest?.url == url)
+                let unreadable = cancelled.task(forResumeData: Data("not resume data".utf8), using: session.session)
+                #expect(unreadable is URLSessionDownloadTask)
+                #expect(unreadable.state == .suspended)
+                #expect(unreadable.originalRequest?.url?.absoluteString == "about:blank")
+                #expect(task.taskIdentifier != unreadable.taskIdentifier)
+            }
+        }
+    }
+
     @Test func aValidatorByDateContinuesToo() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, _ in

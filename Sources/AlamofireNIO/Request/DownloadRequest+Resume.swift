@@ -161,3 +161,27 @@ extension DownloadRequest {
         if let replaced, replaced.file != resumption?.file { try? fileManager.removeItem(at: replaced.file) }
     }
 }
+
+extension DownloadRequest {
+    /// Creates a `URLSessionTask` from the provided resume data.
+    ///
+    /// Alamofire asks `session` for a download task. Here the task stands for a loading task of this request's
+    /// ``Session`` that continues the partial file the resume data describes (`session`, which loads nothing, is not
+    /// used). As with Alamofire's, the task is not started and no request hears of it: resume downloads with
+    /// `Session.download(resumingWith:)`. Resume data that cannot be read gives a task that fails
+    /// with `URLError(.unsupportedURL)` when resumed; once the `Session` is gone, a task that does nothing.
+    ///
+    /// - Parameters:
+    ///   - data:    `Data` used to resume the download.
+    ///   - session: `URLSession` used to create the `URLSessionTask` in Alamofire; not used here.
+    ///
+    /// - Returns:   The `URLSessionTask` created.
+    public func task(forResumeData data: Data, using session: URLSession) -> URLSessionTask {
+        guard let owner = self.session else { return URLSessionDownloadTask() }
+        let resumption = try? DownloadResumption(decoding: data, temporaryDirectory: fileManager.temporaryDirectory)
+        let request = resumption?.request ?? URLRequest(url: URL(string: "about:blank")!)
+        let task = owner.loading.makeTask(
+            with: request, destination: loadingDestination(), resuming: resumption, delegate: owner.delegate, owner: nil)
+        return LoadingDownloadTask(task)
+    }
+}
