@@ -111,7 +111,9 @@ import FoundationNetworking
     }
 
     @Test func urlEncodingSortsKeysAndFlattensNesting() throws {
-        let parameters: Parameters = ["foo": "bar", "array": ["a", 1, true], "nested": ["b": 2, "a": ["x": "y"]]]
+        let parameters: Parameters = [
+            "foo": "bar", "array": ["a", 1, true] as [any Sendable], "nested": ["b": 2, "a": ["x": "y"]] as [String: any Sendable],
+        ]
         let encoded = try URLEncoding.default.encode(request(), with: parameters)
         #expect(
             encoded.url?.query

@@ -54,7 +54,8 @@ let testQueue = DispatchQueue(label: "tests.responses")
             #expect(form.form == ["foo": "bar"])
             #expect(form.headers["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
 
-            let parameters: Parameters = ["foo": "bar", "baz": ["a", 1], "qux": ["x": 1, "y": 2, "z": 3]]
+            // Swift 6 mode needs the mixed array's element type, as with Alamofire 5.12, whose `Parameters` are Sendable.
+            let parameters: Parameters = ["foo": "bar", "baz": ["a", 1] as [any Sendable], "qux": ["x": 1, "y": 2, "z": 3]]
             let legacy = try await AF.request(server.url("/post"), method: .post, parameters: parameters).serializingData().value
             let echoed = try JSONSerialization.jsonObject(with: legacy) as? [String: Any]
             #expect(

@@ -7,9 +7,10 @@ public import Foundation
 
 /// Parameters as a dictionary, for the `ParameterEncoding` API.
 ///
-/// Values are `Any`, not `Sendable`, so that Alamofire's examples such as
-/// `["baz": ["a", 1], "qux": ["x": 1]]` compile as they are: nested literals of mixed types are `[Any]`.
-public typealias Parameters = [String: Any]
+/// Values are `Sendable`, as in Alamofire 5.12. In the Swift 5 language mode a nested literal of mixed
+/// types (`["baz": ["a", 1]]`) is accepted as it is; the Swift 6 mode needs its type spelled out
+/// (`["a", 1] as [any Sendable]`), as with Alamofire.
+public typealias Parameters = [String: any Any & Sendable]
 
 /// Encodes a ``Parameters`` dictionary into a request: the API Alamofire had before `ParameterEncoder`.
 public protocol ParameterEncoding: Sendable {
