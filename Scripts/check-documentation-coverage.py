@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import sys
+import urllib.parse
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sources = os.path.join(root, "Sources") + "/"
@@ -24,7 +25,7 @@ if not graphs:
 total, missing = 0, []
 for path in graphs:
     for symbol in json.load(open(path))["symbols"]:
-        location = symbol.get("location", {}).get("uri", "")
+        location = urllib.parse.unquote(symbol.get("location", {}).get("uri", ""))
         if sources not in location or symbol.get("accessLevel") not in ("public", "open"):
             continue
         if symbol["kind"]["identifier"] == "swift.extension":
@@ -35,6 +36,8 @@ for path in graphs:
             missing.append(f"{location.split(sources)[1]}:{line}: {symbol['names']['title']}")
 
 print(f"{total - len(missing)} of {total} public declarations have a summary")
+if total == 0:
+    sys.exit("error: no public declaration was found in the symbol graphs; the check read nothing")
 if missing:
     print("error: public declarations without a /// summary:")
     print("\n".join(sorted(set(missing))))

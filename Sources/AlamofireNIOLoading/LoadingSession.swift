@@ -51,7 +51,7 @@ package final class LoadingSession: Sendable {
     ///     `urlCredentialStorage`, `urlCache`, `requestCachePolicy`, `protocolClasses`.
     ///   - now: the clock cached responses age by (a test's virtual clock).
     package init(
-        transport: HTTPTransport, configuration: URLSessionConfiguration, maximumBodySize: Int = 1 << 32,
+        transport: HTTPTransport, configuration: URLSessionConfiguration, maximumBodySize: Int = Int(UInt32.max),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.transport = transport

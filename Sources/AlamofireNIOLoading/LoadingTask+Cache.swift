@@ -79,9 +79,10 @@ extension LoadingTask {
     }
 
     /// The body has been handed over: offers the response to the cache (the delegate may change or
-    /// refuse it), stores it, then completes. The delegate is asked and the entry stored on a
-    /// Dispatch thread, as URLSession asks on its delegate queue: storing lists the cache's
-    /// directory, which must not block an event loop.
+    /// refuse it), stores it, then completes. The delegate is asked off the event loop (it hands a
+    /// user's `CachedResponseHandler` to its own queue) and the entry is stored on a Dispatch thread of
+    /// its own: storing lists the cache's directory, which must block neither an event loop nor the
+    /// queue the delegate answered on.
     func finishBody(offering body: Data?) {
         let offer = state.withLock { state -> (URLRequest, ReceivedResponse, Date, Date, NIOHTTP1.HTTPHeaders)? in
             guard !state.isExemptFromCache, let response = state.response else { return nil }
@@ -94,8 +95,10 @@ extension LoadingTask {
         else { return perform(state.withLock { $0.machine.bodyReceived() }) }
         DispatchQueue.global().async {
             self.delegate.loadingTask(self, willCacheResponse: proposal) { accepted in
-                if let accepted { self.session.cachePolicy.store(accepted, proposed: proposal, for: request) }
-                self.perform(self.state.withLock { $0.machine.bodyReceived() })
+                DispatchQueue.global().async {
+                    if let accepted { self.session.cachePolicy.store(accepted, proposed: proposal, for: request) }
+                    self.perform(self.state.withLock { $0.machine.bodyReceived() })
+                }
             }
         }
     }

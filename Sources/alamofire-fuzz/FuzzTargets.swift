@@ -1,9 +1,8 @@
+import AlamofireNIO
+import AlamofireNIOLoading
+import AlamofireNIOTransport
 import Foundation
 import NIOCore
-
-@testable import AlamofireNIO
-@testable import AlamofireNIOLoading
-@testable import AlamofireNIOTransport
 
 /// One fuzz target per parser that reads bytes from a server or a user. Each must return for every
 /// input without trapping, without memory growing past what the input explains, and in time linear in

@@ -19,8 +19,11 @@ import FoundationNetworking
     }
 
     @Test func theDefaultIsFourGibibytes() {
-        #expect(Session.defaultMaximumResponseBodySize == 4 << 30)
-        #expect(keepAlive(Session()).maximumResponseBodySize == 4 << 30)
+        #expect(Session.defaultMaximumResponseBodySize == (4 << 30) - 1)
+        #expect(keepAlive(Session()).maximumResponseBodySize == (4 << 30) - 1)
+        // One buffer holds no more, so a larger limit is lowered to it instead of trapping on a large body.
+        #expect(keepAlive(Session(maximumResponseBodySize: .max)).maximumResponseBodySize == (4 << 30) - 1)
+        #expect(keepAlive(Session(maximumResponseBodySize: -5)).maximumResponseBodySize == 0)
     }
 
     @Test func aBodyOverTheLimitFailsADataRequestButNotADownloadOrAStream() async throws {

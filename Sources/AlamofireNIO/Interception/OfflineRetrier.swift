@@ -188,7 +188,9 @@ extension RequestInterceptor where Self == OfflineRetrier {
 final class NetworkPathMonitor: Sendable {
     private let source: any RoutingMessageSource
     private let accepting: @Sendable (InterfaceKind) -> Bool
-    private let followed = Mutex(FollowedRoutingTable())
+    /// The table followed since the latest start, and how many starts there were: what a source started
+    /// earlier delivers late is not applied to a later table.
+    private let followed = Mutex((table: FollowedRoutingTable(), generation: 0))
 
     init(source: any RoutingMessageSource, accepting: @escaping @Sendable (InterfaceKind) -> Bool) {
         self.source = source
@@ -198,9 +200,16 @@ final class NetworkPathMonitor: Sendable {
     /// Calls `onAvailable` on `queue` each time the table, once whole, has a usable default route.
     func start(on queue: DispatchQueue, onAvailable: @escaping @Sendable () -> Void) {
         let accepting = accepting
+        let generation = followed.withLock { followed in
+            followed = (FollowedRoutingTable(), followed.generation + 1)
+            return followed.generation
+        }
         let started = source.start(on: queue) { [weak self] event in
             guard let self else { return }
-            let available = followed.withLock { $0.apply(event)?.defaultRouteInterface(accepting: accepting) != nil }
+            let available = followed.withLock { followed in
+                guard followed.generation == generation else { return false }
+                return followed.table.apply(event)?.defaultRouteInterface(accepting: accepting) != nil
+            }
             if available { onAvailable() }
         }
         // Without rtnetlink (a sandbox that forbids it), nothing says the path came back: the wait times out.

@@ -134,14 +134,12 @@ final class NetlinkSocket: RoutingMessageSource, @unchecked Sendable {
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
         source.setEventHandler { [weak self] in
-            while true {
+            // A replaced or stopped socket says nothing more, even with datagrams still queued.
+            while self?.isCurrent(descriptor) == true {
                 switch Self.receive(on: descriptor) {
                 case .datagram(let datagram):
                     deliver(.datagram(datagram))
-                    let messages = RTNetlink.parse(datagram)
-                    let endsADump =
-                        messages.contains(.other(type: RTNetlink.messageDone)) || messages.contains(.other(type: RTNetlink.messageError))
-                    if endsADump { self?.dumpEnded(on: descriptor, deliver: deliver) }
+                    if RTNetlink.dumpEnds(in: RTNetlink.parse(datagram)) > 0 { self?.dumpEnded(on: descriptor, deliver: deliver) }
                 case .notFromTheKernel:
                     continue
                 case .overrun:
@@ -167,6 +165,8 @@ final class NetlinkSocket: RoutingMessageSource, @unchecked Sendable {
         source.resume()
         return true
     }
+
+    private func isCurrent(_ descriptor: Int32) -> Bool { listening.withLock { $0?.descriptor == descriptor } }
 
     /// After a dump's end: the next dump, if one waits (a new link dump first when messages were lost
     /// meanwhile, announced to the follower before its first message).
@@ -249,7 +249,7 @@ final class NetlinkSocket: RoutingMessageSource, @unchecked Sendable {
                 }
                 let messages = RTNetlink.parse(datagram)
                 table.apply(messages)
-                done = messages.contains(.other(type: RTNetlink.messageDone)) || messages.contains(.other(type: RTNetlink.messageError))
+                done = RTNetlink.dumpEnds(in: messages) > 0
             }
         }
         return table

@@ -88,6 +88,8 @@ open class NetworkReachabilityManager: @unchecked Sendable {
         var previousStatus: NetworkReachabilityStatus?
         var isListening = false
         var followed = FollowedRoutingTable()
+        /// Counts the starts: what a source started earlier delivers late is not applied to a later table.
+        var generation = 0
     }
 
     let target: Target
@@ -142,12 +144,13 @@ open class NetworkReachabilityManager: @unchecked Sendable {
     open func startListening(onQueue queue: DispatchQueue = .main, onUpdatePerforming listener: @escaping Listener) -> Bool {
         listeningChange.withLock { _ in
             stop()
-            mutableState.withLock { state in
-                state = MutableState(listener: listener, listenerQueue: queue, isListening: true)
+            let generation = mutableState.withLock { state in
+                state = MutableState(listener: listener, listenerQueue: queue, isListening: true, generation: state.generation + 1)
+                return state.generation
             }
             let target = target
             let started = source.start(on: reachabilityQueue) { [weak self] event in
-                self?.received(event, for: target)
+                self?.received(event, for: target, generation: generation)
             }
             if !started { mutableState.withLock { $0.isListening = false } }
             return started
@@ -171,16 +174,16 @@ open class NetworkReachabilityManager: @unchecked Sendable {
 
     /// Applies what the source delivered on the reachability queue; once both dumps have ended, a status that
     /// changed goes to the listener.
-    private func received(_ event: RoutingSourceEvent, for target: Target) {
+    private func received(_ event: RoutingSourceEvent, for target: Target, generation: Int) {
         let table = mutableState.withLock { state -> RoutingTable? in
-            guard state.isListening else { return nil }
+            guard state.isListening, state.generation == generation else { return nil }
             return state.followed.apply(event)
         }
         // A host's addresses are resolved outside the lock (it may ask DNS).
         guard let table else { return }
         let status = Self.status(of: target, in: table)
         mutableState.withLock { state in
-            guard state.isListening, state.previousStatus != status else { return }
+            guard state.isListening, state.generation == generation, state.previousStatus != status else { return }
             state.previousStatus = status
             let listener = state.listener
             state.listenerQueue?.async { listener?(status) }

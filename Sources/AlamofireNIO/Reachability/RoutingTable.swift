@@ -8,14 +8,14 @@ import Foundation
 /// its source) hand-made messages, so they change nothing on the host.
 
 /// What an interface is, in the terms of Network framework's `NWInterface.InterfaceType`.
-enum InterfaceKind: Sendable, Equatable {
+package enum InterfaceKind: Sendable, Equatable {
     case wifi, cellular, wiredEthernet, loopback, other
 }
 
 /// The kernel's interfaces and routes as rtnetlink reports them: enough to say whether a route
 /// leaves through an interface that is up and running.
-struct RoutingTable: Sendable, Equatable {
-    struct Link: Sendable, Equatable {
+package struct RoutingTable: Sendable, Equatable {
+    package struct Link: Sendable, Equatable {
         var name: String
         var flags: UInt32
         var hardwareType: UInt16
@@ -33,7 +33,7 @@ struct RoutingTable: Sendable, Equatable {
         }
     }
 
-    struct Route: Sendable, Hashable {
+    package struct Route: Sendable, Hashable {
         /// `AF_INET` or `AF_INET6`.
         var family: UInt8
         /// The destination's bytes (empty for a default route) and prefix length.
@@ -132,7 +132,7 @@ struct FollowedRoutingTable: Sendable {
     /// Applies one datagram's messages; returns the table once it is whole.
     mutating func apply(_ messages: [RTNetlink.Message]) -> RoutingTable? {
         table.apply(messages)
-        dumpsPending = max(0, dumpsPending - messages.filter { $0 == .other(type: RTNetlink.messageDone) }.count)
+        dumpsPending = max(0, dumpsPending - RTNetlink.dumpEnds(in: messages))
         return whole
     }
 }
@@ -140,7 +140,7 @@ struct FollowedRoutingTable: Sendable {
 /// rtnetlink's wire format (linux/netlink.h, linux/rtnetlink.h, linux/if_link.h): the constants
 /// this code needs, and a parser of the messages it reads. Every length is checked; a malformed
 /// message ends the parse of its datagram.
-enum RTNetlink {
+package enum RTNetlink {
     static let afInet: UInt8 = 2
     static let afInet6: UInt8 = 10
     static let iffUp: UInt32 = 0x1
@@ -156,6 +156,11 @@ enum RTNetlink {
 
     static let messageDone: UInt16 = 3
     static let messageError: UInt16 = 2
+
+    /// How many dumps `messages` end: each `NLMSG_DONE`, and each `NLMSG_ERROR` (a dump the kernel refused).
+    static func dumpEnds(in messages: [Message]) -> Int {
+        messages.count { $0 == .other(type: messageDone) || $0 == .other(type: messageError) }
+    }
     static let newLink: UInt16 = 16
     static let deleteLink: UInt16 = 17
     static let getLink: UInt16 = 18
@@ -171,7 +176,7 @@ enum RTNetlink {
     /// The multicast groups subscribed to: links, IPv4 and IPv6 addresses and routes.
     static let groups: UInt32 = 0x1 | 0x10 | 0x40 | 0x100 | 0x400
 
-    enum Message: Sendable, Equatable {
+    package enum Message: Sendable, Equatable {
         case newLink(index: Int32, RoutingTable.Link)
         case deletedLink(index: Int32)
         case newRoute(RoutingTable.Route)
@@ -181,7 +186,7 @@ enum RTNetlink {
     }
 
     /// The messages in one datagram.
-    static func parse(_ bytes: [UInt8]) -> [Message] {
+    package static func parse(_ bytes: [UInt8]) -> [Message] {
         var messages: [Message] = []
         var offset = 0
         while offset + 16 <= bytes.count {

@@ -42,8 +42,9 @@ extension Session {
         urlSession.withLock { $0 = session }
     }
 
-    /// The most bytes a response body held in memory may have unless a session is given another limit: 4 GiB.
-    public static let defaultMaximumResponseBodySize = 1 << 32
+    /// The most bytes a response body held in memory may have unless a session is given another limit, and the most
+    /// it may be given: 4 GiB less one byte (`UInt32.max`), what one buffer holds.
+    public static let defaultMaximumResponseBodySize = Int(UInt32.max)
 
     /// The most bytes a response body held in memory may have (data and upload requests, `file:` and `data:` URLs).
     public var maximumResponseBodySize: Int { loading.maximumBodySize }

@@ -106,7 +106,8 @@ open class Session: @unchecked Sendable {
     ///   - maximumResponseBodySize:  The most bytes a response body held in memory may have (data and upload requests,
     ///                               `file:` and `data:` URLs); a larger one fails the request with
     ///                               `URLError(.dataLengthExceedsMaximum)`. Downloads and streams are not limited.
-    ///                               ``defaultMaximumResponseBodySize`` (4 GiB) by default. (AlamofireNIO's own.)
+    ///                               ``defaultMaximumResponseBodySize`` (4 GiB less a byte) by default, which is also
+    ///                               the most it can be. (AlamofireNIO's own.)
     ///   - eventLoopGroup:           Where connections live: NIO's shared group by default; pass an app's own so that
     ///                               its server and its client share loops. (AlamofireNIO's own.)
     ///   - logger:                   Where the session logs; silent by default. (AlamofireNIO's own.)
@@ -154,7 +155,8 @@ open class Session: @unchecked Sendable {
         transportConfiguration.proxies = ProxySelection.settings(for: configuration, logger: logger)
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
         self.loading = LoadingSession(
-            transport: transport, configuration: configuration, maximumBodySize: max(0, maximumResponseBodySize))
+            transport: transport, configuration: configuration,
+            maximumBodySize: min(max(0, maximumResponseBodySize), Self.defaultMaximumResponseBodySize))
     }
 
     /// As in Alamofire: every request set up and not finished, and every one that will not resume on

@@ -59,7 +59,8 @@ public struct ServerSentEvent: Sendable, Equatable {
 /// contains NUL), `retry` sets the reconnection time (only when the value is all ASCII digits); other fields are
 /// ignored. A dispatch with no data fires nothing, and the end of the body discards an event not yet dispatched.
 ///
-/// Memory is bounded: a line not yet ended, or the data of an event not yet dispatched, may hold at most
+/// Memory is bounded: a line not yet ended (its field name included), or the data of an event not yet dispatched (its
+/// lines joined with line feeds, as decoded: an invalid byte counts as the three of U+FFFD), may hold at most
 /// ``maximumEventSize`` bytes (``defaultMaximumEventSize``, 4 MiB, unless given). A stream that goes past it makes
 /// ``parse(_:)`` throw ``EventTooLarge``; the parser then drops everything until ``finish()``. The standard sets no
 /// limit, but a server sending one endless line would otherwise grow the client's memory without end.

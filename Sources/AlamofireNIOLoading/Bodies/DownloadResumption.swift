@@ -130,7 +130,7 @@ package struct DownloadResumption: Sendable, Equatable {
     }
 
     /// `bytes <first>-<last>/<total or *>` → first, and the total if stated.
-    static func parseContentRange(_ value: String) -> (first: Int64, total: Int64?)? {
+    package static func parseContentRange(_ value: String) -> (first: Int64, total: Int64?)? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = trimmed.dropFirst("bytes ".count).trimmingCharacters(in: .whitespaces)

@@ -18,7 +18,9 @@ package struct CacheControl: Equatable, Sendable {
     }
 
     /// The header's directives: split at each comma outside a quoted string (RFC 9110 §5.6.4), so
-    /// `no-cache="Set-Cookie, Vary"` stays one directive. An unterminated quote runs to the end.
+    /// `no-cache="Set-Cookie, Vary"` stays one directive. A header whose quote is never closed is
+    /// malformed: it is split at every comma instead, so a directive after the stray quote (`no-store`,
+    /// say) is not lost.
     static func split(_ header: String) -> [Substring] {
         var parts: [Substring] = []
         var start = header.startIndex
@@ -40,6 +42,7 @@ package struct CacheControl: Equatable, Sendable {
             }
             index = header.index(after: index)
         }
+        guard !inQuotes else { return header.split(separator: ",", omittingEmptySubsequences: false) }
         parts.append(header[start...])
         return parts
     }

@@ -1,9 +1,9 @@
 import CZlib
-import NIOCore
+package import NIOCore
 
 /// The permessage-deflate extension's parameters (RFC 7692): what the client offers, and what the
 /// server's `Sec-WebSocket-Extensions` answer sets.
-struct PerMessageDeflateParameters: Equatable, Sendable {
+package struct PerMessageDeflateParameters: Equatable, Sendable {
     /// The server compresses each message on its own (the client's inflater starts afresh).
     var serverNoContextTakeover = false
     /// The client must compress each message on its own.
@@ -13,12 +13,15 @@ struct PerMessageDeflateParameters: Equatable, Sendable {
     /// The client's LZ77 window, in bits.
     var clientMaxWindowBits = 15
 
+    /// The parameters of an answer that sets none: context takeover both ways, 15-bit windows.
+    package init() {}
+
     /// The client's offer: permessage-deflate, letting the server bound the client's window.
     static let offer = "permessage-deflate; client_max_window_bits"
 
     /// What the server's `Sec-WebSocket-Extensions` fields accept: nil for no extension, or why the
     /// answer cannot be accepted (an extension or a parameter not offered, a value out of range).
-    static func negotiated(by fields: [String]) -> Result<Self?, NegotiationFailure> {
+    package static func negotiated(by fields: [String]) -> Result<Self?, NegotiationFailure> {
         let extensions = fields.flatMap { $0.split(separator: ",") }.map { $0.trimmingASCIIWhitespace }.filter { !$0.isEmpty }
         guard let accepted = extensions.first else { return .success(nil) }
         guard extensions.count == 1 else { return .failure(.init("the server chose more than one WebSocket extension")) }
@@ -52,7 +55,7 @@ struct PerMessageDeflateParameters: Equatable, Sendable {
         return .success(parameters)
     }
 
-    struct NegotiationFailure: Error, Equatable {
+    package struct NegotiationFailure: Error, Equatable {
         let description: String
         init(_ description: String) { self.description = description }
     }
@@ -60,9 +63,9 @@ struct PerMessageDeflateParameters: Equatable, Sendable {
 
 /// The two zlib streams of a connection with permessage-deflate: the client's messages compressed,
 /// the server's inflated. Touched on the connection's event loop only.
-final class PerMessageDeflate {
+package final class PerMessageDeflate {
     /// What inflating a message can end with.
-    enum InflateFailure: Error {
+    package enum InflateFailure: Error {
         /// Larger than the limit once inflated.
         case overLimit
         /// Not valid deflate data.
@@ -76,7 +79,7 @@ final class PerMessageDeflate {
     private static let flushMarker: [UInt8] = [0x00, 0x00, 0xFF, 0xFF]
 
     /// The codec for `parameters`, or nil when zlib cannot set up its streams.
-    static func make(_ parameters: PerMessageDeflateParameters) -> PerMessageDeflate? {
+    package static func make(_ parameters: PerMessageDeflateParameters) -> PerMessageDeflate? {
         let size = Int32(MemoryLayout<z_stream>.size)
         let deflater = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         deflater.initialize(to: z_stream())
@@ -138,7 +141,7 @@ final class PerMessageDeflate {
     }
 
     /// The message's payload inflated, at most `limit` bytes.
-    func decompress(_ payload: ByteBuffer, limit: Int, allocator: ByteBufferAllocator) throws(InflateFailure) -> ByteBuffer {
+    package func decompress(_ payload: ByteBuffer, limit: Int, allocator: ByteBufferAllocator) throws(InflateFailure) -> ByteBuffer {
         // Nothing at all is taken for an empty message (there is no block for the marker to end).
         guard payload.readableBytes > 0 else { return allocator.buffer(capacity: 0) }
         var input = payload
