@@ -1,37 +1,55 @@
 #!/usr/bin/env bash
 # Resolves a tiny package that depends on this checkout and uses only the `AlamofireNIO` product,
-# and fails if it resolves more than the library's own dependencies need: at most 17 packages, and
-# none of the development server's (Hummingbird and what it pulls in) or the benchmarks'.
+# and fails if it resolves more than the library's own dependencies need: at most 17 packages besides
+# AlamofireNIO, and none of the development server's (Hummingbird and what it pulls in), the
+# benchmarks' or the documentation plugin's. It resolves twice: by path, and by URL at the committed
+# HEAD, as a user's package would name a released version (SwiftPM refuses a path dependency
+# reached through a URL one unless it is pruned, as the test server's must be).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 limit=17
-consumer=$(mktemp -d)
-trap 'rm -rf "$consumer"' EXIT
-mkdir -p "$consumer/Sources/Consumer"
-cat >"$consumer/Package.swift" <<MANIFEST
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# $1: a name, $2: the dependency line, $3: the package identity.
+check() {
+    local consumer="$scratch/$1"
+    mkdir -p "$consumer/Sources/Consumer"
+    cat >"$consumer/Package.swift" <<MANIFEST
 // swift-tools-version:6.2
 import PackageDescription
 let package = Package(
     name: "Consumer",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "$root")],
+    dependencies: [$2],
     targets: [
-        .target(name: "Consumer", dependencies: [.product(name: "AlamofireNIO", package: "$(basename "$root")")])
+        .target(name: "Consumer", dependencies: [.product(name: "AlamofireNIO", package: "$3")])
     ]
 )
 MANIFEST
-echo 'import AlamofireNIO' >"$consumer/Sources/Consumer/Consumer.swift"
-(cd "$consumer" && swift package resolve >/dev/null 2>&1) || { echo "error: the consumer package does not resolve"; exit 1; }
-pins=$(grep -o '"identity" : "[^"]*"' "$consumer/Package.resolved" | sed 's/.*: "\(.*\)"/\1/' | sort)
-count=$(echo "$pins" | wc -l)
-echo "a consumer of AlamofireNIO resolves $count packages (the checkout itself is not pinned):"
-echo "$pins" | sed 's/^/  /'
-forbidden=$(echo "$pins" | grep -E '^(hummingbird|hummingbird-websocket|swift-websocket|swift-configuration|async-http-client|httpbinserver|swift-docc-plugin)$' || true)
-if [ -n "$forbidden" ]; then
-    echo "error: a consumer resolves development-only packages: $forbidden"
-    exit 1
-fi
-if [ "$count" -gt "$limit" ]; then
-    echo "error: a consumer resolves $count packages, more than $limit"
-    exit 1
-fi
+    echo 'import AlamofireNIO' >"$consumer/Sources/Consumer/Consumer.swift"
+    if ! (cd "$consumer" && swift package resolve >"$consumer/resolve.log" 2>&1); then
+        cat "$consumer/resolve.log"
+        echo "error: the consumer package ($1) does not resolve"
+        exit 1
+    fi
+    local pins count forbidden
+    pins=$(grep -o '"identity" : "[^"]*"' "$consumer/Package.resolved" | sed 's/.*: "\(.*\)"/\1/' | grep -vx "$3" | sort)
+    count=$(echo "$pins" | wc -l)
+    echo "a consumer of AlamofireNIO ($1) resolves $count packages besides it:"
+    echo "$pins" | sed 's/^/  /'
+    forbidden=$(echo "$pins" | grep -E '^(hummingbird|hummingbird-websocket|swift-websocket|swift-configuration|async-http-client|httpbinserver|swift-docc-plugin|swift-docc-symbolkit)$' || true)
+    if [ -n "$forbidden" ]; then
+        echo "error: a consumer resolves development-only packages: $forbidden"
+        exit 1
+    fi
+    if [ "$count" -gt "$limit" ]; then
+        echo "error: a consumer resolves $count packages besides AlamofireNIO, more than $limit"
+        exit 1
+    fi
+}
+
+identity=$(basename "$root" | tr '[:upper:]' '[:lower:]')
+check "by path" ".package(path: \"$root\")" "$identity"
+revision=$(git -C "$root" rev-parse HEAD)
+check "by URL at $revision" ".package(url: \"file://$root\", revision: \"$revision\")" "$identity"
