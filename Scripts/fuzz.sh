@@ -12,8 +12,15 @@ seconds="${1:-30}"
 shift || true
 
 echo "== building alamofire-fuzz with -sanitize=fuzzer,address (.build-fuzz)"
-swift build --product alamofire-fuzz --scratch-path .build-fuzz \
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld 2>&1 | grep -E "error|warning: .*Sources/|Compiling alamofire-fuzz|Build complete" || true
+log=$(mktemp)
+if ! swift build --product alamofire-fuzz --scratch-path .build-fuzz \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld >"$log" 2>&1; then
+    grep -E "error" "$log" | head -40
+    echo "error: the fuzz build failed"
+    exit 1
+fi
+grep -E "warning: .*Sources/|Build of product" "$log" || true
+rm -f "$log"
 binary=$(swift build --product alamofire-fuzz --scratch-path .build-fuzz --show-bin-path \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)/alamofire-fuzz
 [ -x "$binary" ] || { echo "error: the fuzz build failed"; exit 1; }
