@@ -267,5 +267,7 @@ import Testing
     @Test func theDefaultLimitIsFourMebibytes() {
         #expect(ServerSentEventParser().maximumEventSize == 4 * 1024 * 1024)
         #expect(ServerSentEventParser.defaultMaximumEventSize == 4 * 1024 * 1024)
+        // A limit no stream could meet is raised to the smallest, rather than trapping.
+        #expect(ServerSentEventParser(maximumEventSize: -3).maximumEventSize == 1)
     }
 }

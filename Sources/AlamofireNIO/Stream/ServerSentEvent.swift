@@ -113,10 +113,9 @@ public struct ServerSentEventParser: Sendable {
     /// Creates a parser for one stream.
     ///
     /// - Parameter maximumEventSize: The most bytes a line not yet ended, or an event's data, may hold.
-    ///                               ``defaultMaximumEventSize`` (4 MiB) by default.
+    ///                               ``defaultMaximumEventSize`` (4 MiB) by default; a value below 1 counts as 1.
     public init(maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize) {
-        precondition(maximumEventSize > 0, "maximumEventSize must be positive")
-        self.maximumEventSize = maximumEventSize
+        self.maximumEventSize = max(1, maximumEventSize)
     }
 
     /// Reads the next bytes of the stream.

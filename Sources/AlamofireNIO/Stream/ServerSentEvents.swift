@@ -35,12 +35,11 @@ extension DataStreamRequest {
         handler: @escaping Handler<ServerSentEvent, Never>
     ) -> Self {
         let parser = Mutex(ServerSentEventParser(maximumEventSize: maximumEventSize))
-        typealias Events = Result<[ServerSentEvent], ServerSentEventParser.EventTooLarge>
         // Chunks are parsed one after another on the serial serialization queue, so the parser sees them in order.
         appendStream(
             .serialized(on: queue),
-            serializing: { data -> Events in
-                parser.withLock { parser in Events { () throws(ServerSentEventParser.EventTooLarge) in try parser.parse(data) } }
+            serializing: { data in
+                parser.withLock { parser in Result { () throws(ServerSentEventParser.EventTooLarge) in try parser.parse(data) } }
             },
             deliver: { [unowned self] (stream: Stream<[ServerSentEvent], ServerSentEventParser.EventTooLarge>, receipt: ChunkReceipt) in
                 switch stream.result {
