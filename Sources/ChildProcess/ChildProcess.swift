@@ -43,13 +43,17 @@ public final class ChildProcess: Sendable {
     public let processIdentifier: pid_t
     /// The read end of the pipe the program writes to.
     public let output: FileHandle
+    /// The read end of the pipe the program's standard error goes to, when it has one of its own.
+    public let errors: FileHandle?
     /// How the program ended, once reaped: set only while holding the lock, as `signal` checks it.
     private let termination = Mutex<Termination?>(nil)
 
     /// Starts `executable` with `arguments`.
-    /// - Parameter mergingErrors: whether standard error goes to ``output`` too; else it is this
-    ///   process's own.
-    public init(_ executable: String, _ arguments: [String], mergingErrors: Bool = true) throws {
+    /// - Parameters:
+    ///   - mergingErrors:   whether standard error goes to ``output`` too; else it is this process's
+    ///     own, or ``errors`` with `capturingErrors`.
+    ///   - capturingErrors: whether standard error goes to a pipe of its own, read from ``errors``.
+    public init(_ executable: String, _ arguments: [String], mergingErrors: Bool = true, capturingErrors: Bool = false) throws {
         guard let pipe2 = GNUExtensions.pipe2, let closeFrom = GNUExtensions.closeFrom else {
             throw SpawnError(description: "glibc 2.34 or later is needed (pipe2, posix_spawn_file_actions_addclosefrom_np)")
         }
@@ -57,14 +61,24 @@ public final class ChildProcess: Sendable {
         // Close-on-exec from the start: a program another thread starts meanwhile inherits neither end.
         guard pipe2(&pipe, O_CLOEXEC) == 0 else { throw SpawnError(description: "pipe2: errno \(errno)") }
         defer { close(pipe[1]) }
+        var errorPipe: [Int32] = [-1, -1]
+        if capturingErrors, !mergingErrors {
+            guard pipe2(&errorPipe, O_CLOEXEC) == 0 else {
+                close(pipe[0])
+                throw SpawnError(description: "pipe2: errno \(errno)")
+            }
+        }
+        defer { if errorPipe[1] >= 0 { close(errorPipe[1]) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
         if mergingErrors { posix_spawn_file_actions_adddup2(&actions, pipe[1], 2) }
+        if errorPipe[1] >= 0 { posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2) }
         guard closeFrom(&actions, 3) == 0 else {
             close(pipe[0])
+            if errorPipe[0] >= 0 { close(errorPipe[0]) }
             throw SpawnError(description: "posix_spawn_file_actions_addclosefrom_np failed")
         }
         var attributes = posix_spawnattr_t()
@@ -85,21 +99,35 @@ public final class ChildProcess: Sendable {
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard result == 0 else {
             close(pipe[0])
+            if errorPipe[0] >= 0 { close(errorPipe[0]) }
             throw SpawnError(description: "posix_spawn \(executable): errno \(result)")
         }
         processIdentifier = pid
         output = FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true)
+        errors = errorPipe[0] >= 0 ? FileHandle(fileDescriptor: errorPipe[0], closeOnDealloc: true) : nil
     }
 
     /// Everything the program writes until it closes its output, then how it ended. The blocking reads
-    /// and wait run on a Dispatch thread, not the caller's.
+    /// and wait run on a thread of their own: not the caller's, and not Dispatch's, whose pool has a
+    /// thread per core and adds more only after about a second of them being blocked (seen as a
+    /// second's stall per program when the tests run many at once).
     public func outputAndTermination() async -> (output: Data, termination: Termination) {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 let output = self.output.readDataToEndOfFile()
                 continuation.resume(returning: (output, self.waitUntilExit()))
             }
         }
+    }
+
+    /// Everything the program writes to standard output and to ``errors`` (empty without it) until
+    /// it closes them, then how it ended. The two pipes are read at once, so neither fills up.
+    public func outputErrorsAndTermination() async -> (output: Data, errors: Data, termination: Termination) {
+        async let errorData = withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+            Thread.detachNewThread { continuation.resume(returning: self.errors?.readDataToEndOfFile() ?? Data()) }
+        }
+        let (output, termination) = await outputAndTermination()
+        return (output, await errorData, termination)
     }
 
     /// Sends `signal` to the program, unless it has already been reaped.
