@@ -70,6 +70,8 @@ struct HTTPBinResponder: HTTPResponder {
         case "gzip-bomb": return try Content.gzipBomb(ex)
         case "json", "xml", "html", "robots.txt", "encoding", "image": return try Content.document(ex)
         case "base64": return try Content.base64(ex, rest)
+        case "search": return try await ITunesSearch.search(ex)
+        case "artwork": return try ITunesSearch.artwork(ex, rest)
         default: throw HTTPBinError(.notFound)
         }
     }
