@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // The command-line tools' argument parsing, used only by targets that are not products.
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // The development server (tests, tour, probes), used only by targets that are not products.
         .package(path: "HTTPBinServer"),
         // `swift package generate-documentation`; used by no target, so never resolved for users.
@@ -132,6 +134,28 @@ let package = Package(
             dependencies: ["AlamofireNIO", httpBinServer],
             swiftSettings: swiftSettings
         ),
+        // The StoreSearch chapter's iTunes Search client, as a library and a command.
+        .target(name: "StoreSearchKit", dependencies: ["AlamofireNIO"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "storesearch",
+            dependencies: ["StoreSearchKit", "AlamofireNIO", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swiftSettings
+        ),
+        // `af`, an HTTPie-style client: the command and its parts in a library the tests use, the
+        // program a one-line main.
+        .target(
+            name: "AFCommandLine",
+            dependencies: [
+                "AlamofireNIO", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "af",
+            dependencies: ["AFCommandLine", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "httpbin-server",
             dependencies: [httpBinServer],
@@ -143,6 +167,12 @@ let package = Package(
                 "AlamofireNIO", "alamofire-probe", "alamofire-fuzz", httpBinServer, "ChildProcess",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The tools: StoreSearch and `af`, as values and end to end against the bundled server.
+        .testTarget(
+            name: "ToolsTests",
+            dependencies: ["StoreSearchKit", "storesearch", "AFCommandLine", "af", "AlamofireNIO", httpBinServer, "ChildProcess"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,106 @@
+public import Foundation
+import Synchronization
+
+/// The download progress line `af --download` keeps redrawing on a terminal's standard error:
+/// percentage, bar, bytes, rate and time left (or, without a `Content-Length`, bytes and rate).
+public struct ProgressBar: Sendable {
+    /// The line's width in characters.
+    public var width: Int
+
+    /// Creates a bar `width` characters wide.
+    public init(width: Int = 80) {
+        self.width = max(width, 40)
+    }
+
+    /// The line for `completed` of `total` bytes (total unknown when nil or not positive) after
+    /// `elapsed` seconds.
+    public func line(completed: Int64, total: Int64?, elapsed: TimeInterval) -> String {
+        let rate = elapsed > 0 ? Double(completed) / elapsed : 0
+        let rateText = Self.bytes(Int64(rate)) + "/s"
+        guard let total, total > 0 else {
+            return "  \(Self.bytes(completed))  \(rateText)"
+        }
+        let fraction = min(max(Double(completed) / Double(total), 0), 1)
+        let percent = String(format: "%3d%%", Int(fraction * 100))
+        let eta = rate > 0 && completed < total ? "ETA " + Self.duration(Double(total - completed) / rate) : "ETA -:--"
+        let tail = " \(Self.bytes(completed)) / \(Self.bytes(total))  \(rateText)  \(eta)"
+        let barWidth = max(width - percent.count - tail.count - 4, 10)
+        let filled = Int(fraction * Double(barWidth))
+        let bar =
+            String(repeating: "=", count: filled) + (filled < barWidth ? ">" + String(repeating: " ", count: barWidth - filled - 1) : "")
+        return " \(percent) [\(bar)]\(tail)"
+    }
+
+    /// The closing line, as HTTPie's: `Done. 2.6 MB in 0:00:01 (2.5 MB/s)`.
+    public func summary(bytes: Int64, elapsed: TimeInterval) -> String {
+        let rate = elapsed > 0 ? Double(bytes) / elapsed : 0
+        return "Done. \(Self.bytes(bytes)) in \(String(format: "%.2fs", elapsed)) (\(Self.bytes(Int64(rate)))/s)"
+    }
+
+    /// A byte count in SI units: `512 B`, `1.2 kB`, `3.4 MB`, `1.0 GB`.
+    public static func bytes(_ count: Int64) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// `m:ss`, or `h:mm:ss` from an hour on.
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded(.up))
+        let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
+        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
+    }
+}
+
+/// Redraws a ``ProgressBar`` on standard error at most ten times a second, from Alamofire's
+/// `downloadProgress` handler; prints the summary at the end.
+final class ProgressReporter: Sendable {
+    private struct Drawing {
+        var start: Date?
+        var lastDraw = Date.distantPast
+        var offset: Int64 = 0
+    }
+
+    private let bar: ProgressBar
+    private let write: @Sendable (String) -> Void
+    private let drawing = Mutex(Drawing())
+
+    /// - Parameters:
+    ///   - bar:   The line's shape.
+    ///   - write: Writes text to the terminal.
+    init(bar: ProgressBar = ProgressBar(), write: @escaping @Sendable (String) -> Void) {
+        self.bar = bar
+        self.write = write
+    }
+
+    /// Counts `bytes` already on disk (a continued download) as done before this transfer.
+    func start(after bytes: Int64) {
+        drawing.withLock { $0.offset = bytes }
+    }
+
+    /// Redraws for `progress`, unless the last drawing was under 0.1 s ago.
+    func update(_ progress: Progress) {
+        let now = Date()
+        let line: String? = drawing.withLock { drawing in
+            let start = drawing.start ?? now
+            drawing.start = start
+            let finished = progress.totalUnitCount > 0 && progress.completedUnitCount >= progress.totalUnitCount
+            guard finished || now.timeIntervalSince(drawing.lastDraw) >= 0.1 else { return nil }
+            drawing.lastDraw = now
+            let total = progress.totalUnitCount > 0 ? progress.totalUnitCount + drawing.offset : nil
+            return bar.line(completed: progress.completedUnitCount + drawing.offset, total: total, elapsed: now.timeIntervalSince(start))
+        }
+        if let line { write("\r" + line + "\u{1B}[K") }
+    }
+
+    /// Ends the line with the summary of `bytes` received.
+    func finish(bytes: Int64) {
+        let elapsed = drawing.withLock { $0.start.map { Date().timeIntervalSince($0) } ?? 0 }
+        write("\r" + bar.summary(bytes: bytes, elapsed: elapsed) + "\u{1B}[K\n")
+    }
+}
