@@ -61,7 +61,7 @@ public struct AFCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("b"), .customLong("body")], help: "Print only the response's body (--print=b).")
     var bodyOnly = false
 
-    @Flag(name: [.customShort("v"), .long], help: "Print the request, as cURL would send it, the response, and the timing.")
+    @Flag(name: [.customShort("v"), .long], help: "Print the request as a cURL command and as sent, the response, and the timing.")
     var verbose = false
 
     @Option(help: "Colours and formatting: all, colors, format or none. all on a terminal, none when piped.")
@@ -179,7 +179,8 @@ public struct AFCommand: AsyncParsableCommand {
     // Stored options read by Exchange.
     var options: Options {
         Options(
-            download: download, output: output, resume: resume, stream: stream, auth: auth, bearer: bearer, timeout: timeout,
+            download: download, output: output, resume: resume, stream: stream, verbose: verbose, auth: auth, bearer: bearer,
+            timeout: timeout,
             follow: follow, maxRedirects: maxRedirects, verify: verify, ca: ca, cert: cert, certKey: certKey,
             certKeyPass: certKeyPass, proxies: proxy.compactMap(Self.proxyEntry), checkStatus: checkStatus, parts: parts,
             pretty: prettiness)
@@ -191,6 +192,7 @@ public struct AFCommand: AsyncParsableCommand {
         var output: String?
         var resume: Bool
         var stream: Bool
+        var verbose: Bool
         var auth: String?
         var bearer: String?
         var timeout: Double?

@@ -102,6 +102,7 @@ struct Exchange: Sendable {
         let response = await withCheckedContinuation { continuation in
             request.response(queue: .global()) { continuation.resume(returning: $0) }
         }
+        if options.verbose { Terminal.out(request.cURLDescription() + "\n\n") }
         printRequest(request.request ?? urlRequest, protocolName: response.metrics?.transactionMetrics.last?.networkProtocolName)
         if let error = response.error { return fail(error) }
         guard let http = response.response else { return fail(.sessionTaskFailed(error: URLError(.badServerResponse))) }

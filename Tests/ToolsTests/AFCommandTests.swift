@@ -68,14 +68,28 @@ import Testing
         }
     }
 
-    @Test func verboseAddsTheTimingFromTheMetrics() async throws {
+    @Test func verboseShowsTheCURLCommandTheRequestAndTheTiming() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let run = try await run("af", ["-v", server.url("/get").absoluteString])
             #expect(run.status == 0)
-            #expect(run.output.hasPrefix("GET /get HTTP/1.1\n"))
+            #expect(run.output.hasPrefix("$ curl -v \\\n\t-X GET \\\n"))
+            #expect(run.output.contains("\n\nGET /get HTTP/1.1\nHost: 127.0.0.1:\(server.port)\n"))
             #expect(run.output.contains("\n\nHTTP/1.1 200 OK\n"))
             #expect(run.output.contains("\nElapsed time: "))
             #expect(run.output.contains("\n  Connect: "))
+        }
+    }
+
+    @Test func outputSendsTheBodyToAFile() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("body.json")
+            let run = try await run("af", ["-o", file.path, server.url("/json").absoluteString])
+            #expect(run.status == 0)
+            #expect(run.output.isEmpty)
+            let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+            #expect((saved?["slideshow"] as? [String: Any])?["author"] as? String == "Yours Truly")
         }
     }
 
