@@ -11,14 +11,24 @@ let swiftSettings: [SwiftSetting] = [
 /// The development server, from the sibling package in `HTTPBinServer/`.
 let httpBinServer: Target.Dependency = .product(name: "HTTPBinServer", package: "HTTPBinServer")
 
-// The only product is the library. The tour, the probes, the server command and the tests are
-// targets without products, so a package depending on AlamofireNIO resolves none of their
-// dependencies (`Scripts/check-consumer-dependencies.sh` counts what it resolves).
+// The products are the library and its integrations (behind traits that are off by default). The
+// tour, the probes, the tools, the server command and the tests are targets without products, so a
+// package depending on AlamofireNIO resolves none of their dependencies
+// (`Scripts/check-consumer-dependencies.sh` counts what it resolves).
 let package = Package(
     name: "AlamofireNIO",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "AlamofireNIO", targets: ["AlamofireNIO"])
+        .library(name: "AlamofireNIO", targets: ["AlamofireNIO"]),
+        // Integrations, each a product of its own behind a trait that is off by default: a package that
+        // does not enable the trait resolves none of its dependencies.
+        .library(name: "AlamofireNIOTracing", targets: ["AlamofireNIOTracing"]),
+        .library(name: "AlamofireNIOMetrics", targets: ["AlamofireNIOMetrics"]),
+    ],
+    traits: [
+        .trait(name: "Tracing", description: "AlamofireNIOTracing: a swift-distributed-tracing span per request."),
+        .trait(name: "Metrics", description: "AlamofireNIOMetrics: swift-metrics for requests, bytes, retries and more."),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -30,6 +40,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // The integrations' libraries, resolved only when their trait is enabled.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         // The command-line tools' argument parsing, used only by targets that are not products.
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // The development server (tests, tour, probes), used only by targets that are not products.
@@ -92,6 +105,23 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Integrations (see the products): empty modules unless their trait is enabled.
+        .target(
+            name: "AlamofireNIOTracing",
+            dependencies: [
+                "AlamofireNIO",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "AlamofireNIOMetrics",
+            dependencies: [
+                "AlamofireNIO",
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -173,6 +203,19 @@ let package = Package(
         .testTarget(
             name: "ToolsTests",
             dependencies: ["StoreSearchKit", "storesearch", "AFCommandLine", "af", "AlamofireNIO", httpBinServer, "ChildProcess"],
+            swiftSettings: swiftSettings
+        ),
+        // The integrations, with the in-memory tracer and the metrics test kit (`--enable-all-traits`).
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "AlamofireNIO", "AlamofireNIOTracing", "AlamofireNIOMetrics", httpBinServer,
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

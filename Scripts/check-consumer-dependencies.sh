@@ -38,7 +38,7 @@ MANIFEST
     count=$(echo "$pins" | wc -l)
     echo "a consumer of AlamofireNIO ($1) resolves $count packages besides it:"
     echo "$pins" | sed 's/^/  /'
-    forbidden=$(echo "$pins" | grep -E '^(hummingbird|hummingbird-websocket|swift-websocket|swift-configuration|async-http-client|httpbinserver|swift-docc-plugin|swift-docc-symbolkit|swift-argument-parser)$' || true)
+    forbidden=$(echo "$pins" | grep -E '^(hummingbird|hummingbird-websocket|swift-websocket|swift-configuration|async-http-client|httpbinserver|swift-docc-plugin|swift-docc-symbolkit|swift-argument-parser|swift-distributed-tracing|swift-metrics|swift-service-context)$' || true)
     if [ -n "$forbidden" ]; then
         echo "error: a consumer resolves development-only packages: $forbidden"
         exit 1

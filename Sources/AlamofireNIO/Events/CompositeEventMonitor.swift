@@ -21,30 +21,48 @@ public final class CompositeEventMonitor: EventMonitor {
     public let monitors: [any EventMonitor]
     private let notifications: [AlamofireNotifications]
     private let others: [EventDelivery]
+    /// The monitors told synchronously that a request starts; usually none.
+    private let starters: [any RequestStartMonitor]
 
     init(queue: DispatchQueue = DispatchQueue(label: "org.alamofire.compositeEventMonitor"), monitors: [any EventMonitor]) {
         self.queue = queue
         self.monitors = monitors
         self.notifications = monitors.compactMap { $0 as? AlamofireNotifications }
         self.others = monitors.filter { !($0 is AlamofireNotifications) }.map(EventDelivery.init)
+        self.starters = monitors.compactMap { $0 as? any RequestStartMonitor }
     }
 
-    private init(queue: DispatchQueue, monitors: [any EventMonitor], notifications: [AlamofireNotifications], others: [EventDelivery]) {
+    private init(
+        queue: DispatchQueue, monitors: [any EventMonitor], notifications: [AlamofireNotifications], others: [EventDelivery],
+        starters: [any RequestStartMonitor]
+    ) {
         self.queue = queue
         self.monitors = monitors
         self.notifications = notifications
         self.others = others
+        self.starters = starters
+    }
+
+    /// Whether any monitor is a ``RequestStartMonitor``.
+    var hasStartMonitors: Bool { !starters.isEmpty }
+
+    /// Tells the ``RequestStartMonitor``s, on this thread, that `request` is starting.
+    func requestWillStart(_ request: Request) {
+        for starter in starters { starter.requestWillStart(request) }
     }
 
     /// A composite that also calls `monitor`, after these. The monitors it shares with this one keep
     /// their deliveries, so their events stay in the order they were raised, whichever of the two
     /// composites raised them.
     func adding(_ monitor: any EventMonitor) -> CompositeEventMonitor {
+        let starters = starters + [monitor as? any RequestStartMonitor].compactMap { $0 }
         guard let added = monitor as? AlamofireNotifications else {
             return CompositeEventMonitor(
-                queue: queue, monitors: monitors + [monitor], notifications: notifications, others: others + [EventDelivery(monitor)])
+                queue: queue, monitors: monitors + [monitor], notifications: notifications, others: others + [EventDelivery(monitor)],
+                starters: starters)
         }
-        return CompositeEventMonitor(queue: queue, monitors: monitors + [monitor], notifications: notifications + [added], others: others)
+        return CompositeEventMonitor(
+            queue: queue, monitors: monitors + [monitor], notifications: notifications + [added], others: others, starters: starters)
     }
 
     /// Whether any monitor would hear `event`s that post no notification.

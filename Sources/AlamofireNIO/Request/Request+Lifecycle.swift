@@ -79,13 +79,27 @@ extension Request {
     /// - Returns: The instance.
     @discardableResult
     public func resume() -> Self {
+        announceStart()
         resume(onRootQueue: false)
         return self
     }
 
     /// The resume a response handler asks for, made on the request's queue after the statement that added it.
     func resumeAutomatically() {
+        announceStart()
         underlyingQueue.async { self.resume(onRootQueue: self.underlyingQueue === self.session?.rootQueue) }
+    }
+
+    /// Tells the session's ``RequestStartMonitor``s, once and on this thread (the caller's, where its
+    /// task-local values are), that the request starts; not when it has been cancelled or finished.
+    func announceStart() {
+        guard let startMonitors else { return }
+        let first = mutableState.withLock { state in
+            guard !state.startAnnounced, state.machine.state == .initialized else { return false }
+            state.startAnnounced = true
+            return true
+        }
+        if first { startMonitors.requestWillStart(self) }
     }
 
     /// Resumes; `onRootQueue` says the caller runs on the session's root queue, where set-up may start at once
@@ -134,6 +148,7 @@ extension Request {
 
     /// Sets the request up now when the session sets requests up eagerly.
     func setUpEagerly() {
+        announceStart()
         guard mutableState.withLock({ $0.machine.setUp() }) else { return }
         guard let session else { return sessionDeinitialized() }
         session.readyToPerform(request: self)

@@ -108,6 +108,8 @@ public class Request: @unchecked Sendable {
         /// ``Request/decideThenPerform(_:)``), and whether a thread is performing it.
         var outbox: [@Sendable () -> Void] = []
         var isPerformingOutbox = false
+        /// Whether the ``RequestStartMonitor``s have been told the request starts.
+        var startAnnounced = false
     }
 
     /// `UUID` providing a unique identifier for the `Request`, used in the `Hashable` and `Equatable` conformances.
@@ -123,6 +125,9 @@ public class Request: @unchecked Sendable {
     /// does not keep its session alive, and a session that goes away finishes its requests.
     weak let session: Session?
     let mutableState: Mutex<MutableState>
+    /// The session's monitors when some are ``RequestStartMonitor``s; nil otherwise (the usual case),
+    /// so starting a request costs nothing for them.
+    let startMonitors: CompositeEventMonitor?
 
     /// `Progress` of the upload of the body of the executed `URLRequest`. Reset to `0` if the `Request` is retried.
     public let uploadProgress: Progress
@@ -148,6 +153,7 @@ public class Request: @unchecked Sendable {
         state.interceptor = interceptor
         state.eventMonitor = eventMonitor
         self.mutableState = Mutex(state)
+        self.startMonitors = eventMonitor?.hasStartMonitors == true ? eventMonitor : nil
     }
 
     // MARK: What each kind of request does differently

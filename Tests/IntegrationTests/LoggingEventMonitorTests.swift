@@ -1,0 +1,87 @@
+import AlamofireNIO
+import Foundation
+import HTTPBinServer
+import Logging
+import Synchronization
+import Testing
+
+/// `LoggingEventMonitor`: one line per request, with its metadata.
+@Suite struct LoggingEventMonitorTests {
+    /// Keeps what is logged.
+    final class Capture: Sendable {
+        struct Entry: Sendable {
+            let level: Logger.Level
+            let message: String
+            let metadata: Logger.Metadata
+        }
+
+        let entries = Mutex<[Entry]>([])
+
+        var logger: Logger {
+            var logger = Logger(label: "test") { _ in Handler(capture: self) }
+            logger.logLevel = .trace
+            return logger
+        }
+
+        struct Handler: LogHandler {
+            let capture: Capture
+            var metadata: Logger.Metadata = [:]
+            var logLevel: Logger.Level = .trace
+
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+
+            func log(event: LogEvent) {
+                capture.entries.withLock {
+                    $0.append(Entry(level: event.level, message: "\(event.message)", metadata: event.metadata ?? [:]))
+                }
+            }
+        }
+    }
+
+    @Test func eachRequestIsOneDebugLineWithItsMetadata() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let capture = Capture()
+            let monitor = LoggingEventMonitor(logger: capture.logger)
+            let session = Session(eventMonitors: [monitor])
+            let request = session.request(server.url("/status/201"), parameters: ["q": "secret"])
+            _ = await request.serializingData(emptyResponseCodes: [201]).response
+            await drain(monitor.queue)
+            let entries = capture.entries.withLock { $0 }
+            #expect(entries.count == 1)
+            let entry = try #require(entries.first)
+            let url = "http://127.0.0.1:\(server.port)/status/201?q=REDACTED"
+            #expect(entry.level == .debug)
+            #expect(entry.message.hasPrefix("GET \(url) 201 "))
+            #expect(entry.message.hasSuffix(" ms"))
+            #expect(entry.metadata["request.id"] == "\(request.id)")
+            #expect(entry.metadata["http.request.method"] == "GET")
+            #expect(entry.metadata["url.full"] == "\(url)")
+            #expect(entry.metadata["http.response.status_code"] == "201")
+            #expect(entry.metadata["duration_ms"] != nil)
+            #expect(entry.metadata["error.type"] == nil)
+        }
+    }
+
+    @Test func aFailureCarriesItsErrorAndNothingIsLoggedBelowTheLoggersLevel() async throws {
+        let capture = Capture()
+        let monitor = LoggingEventMonitor(logger: capture.logger, level: .info)
+        let session = Session(eventMonitors: [monitor])
+        _ = await session.request("http://127.0.0.1:1/").serializingData().response
+        await drain(monitor.queue)
+        let entry = try #require(capture.entries.withLock { $0 }.first)
+        #expect(entry.level == .info)
+        #expect(entry.metadata["error.type"] == "URLError.-1004")
+        #expect(entry.message.contains(" failed: "))
+
+        var quiet = capture.logger
+        quiet.logLevel = .info
+        let silent = LoggingEventMonitor(logger: quiet, level: .debug)
+        let silentSession = Session(eventMonitors: [silent])
+        _ = await silentSession.request("http://127.0.0.1:1/").serializingData().response
+        await drain(silent.queue)
+        #expect(capture.entries.withLock { $0 }.count == 1)
+    }
+}

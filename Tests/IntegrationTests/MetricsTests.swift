@@ -1,0 +1,75 @@
+#if Metrics
+import AlamofireNIO
+import AlamofireNIOMetrics
+import Foundation
+import HTTPBinServer
+import Metrics
+import MetricsTestKit
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `RequestMetrics` with swift-metrics' test kit: the values after known traffic.
+@Suite struct MetricsTests {
+    static func dimensions(_ method: String, port: Int) -> [(String, String)] {
+        [("http.request.method", method), ("url.scheme", "http"), ("server.address", "127.0.0.1")]
+    }
+
+    @Test func knownTrafficGivesExactValues() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let metrics = TestMetrics()
+            let monitor = RequestMetrics(factory: metrics)
+            let configuration = URLSessionConfiguration.af.default
+            configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+            let session = Session(
+                configuration: configuration,
+                interceptor: RetryPolicy(retryLimit: 1, exponentialBackoffBase: 2, exponentialBackoffScale: 0.01),
+                eventMonitors: [monitor])
+
+            let get = try await session.request(server.url("/get")).serializingData().value
+            _ = try await session.request(server.url("/redirect/1")).serializingData().value
+            _ = try await session.upload(Data(repeating: 7, count: 100), to: server.url("/post")).serializingData().value
+            _ = await session.request(server.url("/status/503")).validate().serializingData().response
+            _ = try await session.request(server.url("/cache/60")).serializingData().value
+            _ = try await session.request(server.url("/cache/60")).serializingData().value
+            await drain(monitor.queue)
+
+            let get2xx = Self.dimensions("GET", port: server.port) + [("http.response.status_class", "2xx")]
+            #expect(try metrics.expectTimer("http.client.request.duration", get2xx).values.count == 4)
+            let failed = Self.dimensions("GET", port: server.port) + [("http.response.status_class", "5xx"), ("error.type", "503")]
+            #expect(try metrics.expectTimer("http.client.request.duration", failed).values.count == 1)
+            let post = Self.dimensions("POST", port: server.port)
+            #expect(
+                try metrics.expectTimer("http.client.request.duration", post + [("http.response.status_class", "2xx")]).values.count == 1)
+
+            let active = try metrics.expectMeter("http.client.active_requests", Self.dimensions("GET", port: server.port))
+            #expect(active.lastValue == 0)
+            #expect(active.values.max() == 1)
+            let received = try metrics.expectRecorder("http.client.response.body.size", Self.dimensions("GET", port: server.port))
+            #expect(received.values.first == Double(get.count))
+            #expect(try metrics.expectRecorder("http.client.request.body.size", post).values == [100])
+            #expect(try metrics.expectCounter("alamofire.client.redirects", Self.dimensions("GET", port: server.port)).totalValue == 1)
+            #expect(try metrics.expectCounter("alamofire.client.retries", Self.dimensions("GET", port: server.port)).totalValue == 1)
+            #expect(try metrics.expectCounter("alamofire.client.cache.hits", Self.dimensions("GET", port: server.port)).totalValue == 1)
+            let connections = try metrics.expectTimer(
+                "alamofire.client.connection.establishment.duration", [("url.scheme", "http"), ("server.address", "127.0.0.1")])
+            #expect(connections.values.count == 1, "one connection, reused for every request")
+        }
+    }
+
+    @Test func aFailedRequestIsTimedWithItsErrorType() async throws {
+        let metrics = TestMetrics()
+        let monitor = RequestMetrics(factory: metrics)
+        let session = Session(eventMonitors: [monitor])
+        _ = await session.request("http://127.0.0.1:1/").serializingData().response
+        await drain(monitor.queue)
+        let dimensions = [
+            ("http.request.method", "GET"), ("url.scheme", "http"), ("server.address", "127.0.0.1"), ("http.response.status_class", "none"),
+            ("error.type", "URLError.-1004"),
+        ]
+        #expect(try metrics.expectTimer("http.client.request.duration", dimensions).values.count == 1)
+    }
+}
+#endif
