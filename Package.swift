@@ -24,10 +24,12 @@ let package = Package(
         // does not enable the trait resolves none of its dependencies.
         .library(name: "AlamofireNIOTracing", targets: ["AlamofireNIOTracing"]),
         .library(name: "AlamofireNIOMetrics", targets: ["AlamofireNIOMetrics"]),
+        .library(name: "AlamofireNIOCombine", targets: ["AlamofireNIOCombine"]),
     ],
     traits: [
         .trait(name: "Tracing", description: "AlamofireNIOTracing: a swift-distributed-tracing span per request."),
         .trait(name: "Metrics", description: "AlamofireNIOMetrics: swift-metrics for requests, bytes, retries and more."),
+        .trait(name: "Combine", description: "AlamofireNIOCombine: Alamofire's Combine publishers (OpenCombine where Combine is missing)."),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -43,6 +45,7 @@ let package = Package(
         // The integrations' libraries, resolved only when their trait is enabled.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine.git", from: "0.14.0"),
         // The command-line tools' argument parsing, used only by targets that are not products.
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // The development server (tests, tour, probes), used only by targets that are not products.
@@ -122,6 +125,15 @@ let package = Package(
             dependencies: [
                 "AlamofireNIO",
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "AlamofireNIOCombine",
+            dependencies: [
+                "AlamofireNIO",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["Combine"])),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -209,7 +221,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "AlamofireNIO", "AlamofireNIOTracing", "AlamofireNIOMetrics", httpBinServer,
+                "AlamofireNIO", "AlamofireNIOTracing", "AlamofireNIOMetrics", "AlamofireNIOCombine", httpBinServer,
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["Combine"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),

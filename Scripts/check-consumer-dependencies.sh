@@ -4,7 +4,9 @@
 # AlamofireNIO, and none of the development server's (Hummingbird and what it pulls in), the
 # benchmarks' or the documentation plugin's. It resolves twice: by path, and by URL at the committed
 # HEAD, as a user's package would name a released version (SwiftPM refuses a path dependency
-# reached through a URL one unless it is pruned, as the test server's must be).
+# reached through a URL one unless it is pruned, as the test server's must be). The integrations'
+# packages (tracing, metrics, OpenCombine) must not appear unless their traits are enabled, which a
+# third consumer does, to check that they then come in.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 limit=17
@@ -38,7 +40,7 @@ MANIFEST
     count=$(echo "$pins" | wc -l)
     echo "a consumer of AlamofireNIO ($1) resolves $count packages besides it:"
     echo "$pins" | sed 's/^/  /'
-    forbidden=$(echo "$pins" | grep -E '^(hummingbird|hummingbird-websocket|swift-websocket|swift-configuration|async-http-client|httpbinserver|swift-docc-plugin|swift-docc-symbolkit|swift-argument-parser|swift-distributed-tracing|swift-metrics|swift-service-context)$' || true)
+    forbidden=$(echo "$pins" | grep -E '^(hummingbird|hummingbird-websocket|swift-websocket|swift-configuration|async-http-client|httpbinserver|swift-docc-plugin|swift-docc-symbolkit|swift-argument-parser|swift-distributed-tracing|swift-metrics|swift-service-context|opencombine)$' || true)
     if [ -n "$forbidden" ]; then
         echo "error: a consumer resolves development-only packages: $forbidden"
         exit 1
@@ -53,3 +55,37 @@ identity=$(basename "$root" | tr '[:upper:]' '[:lower:]')
 check "by path" ".package(path: \"$root\")" "$identity"
 revision=$(git -C "$root" rev-parse HEAD)
 check "by URL at $revision" ".package(url: \"file://$root\", revision: \"$revision\")" "$identity"
+# With every integration's trait on, the integrations' own packages come in, and only they.
+traits="$scratch/traits"
+mkdir -p "$traits/Sources/Consumer"
+cat >"$traits/Package.swift" <<MANIFEST
+// swift-tools-version:6.2
+import PackageDescription
+let package = Package(
+    name: "Consumer",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(path: "$root", traits: ["Tracing", "Metrics", "Combine"])],
+    targets: [
+        .target(name: "Consumer", dependencies: [
+            .product(name: "AlamofireNIOTracing", package: "$identity"),
+            .product(name: "AlamofireNIOMetrics", package: "$identity"),
+            .product(name: "AlamofireNIOCombine", package: "$identity"),
+        ])
+    ]
+)
+MANIFEST
+echo 'import AlamofireNIOTracing' >"$traits/Sources/Consumer/Consumer.swift"
+if ! (cd "$traits" && swift package resolve >"$traits/resolve.log" 2>&1); then
+    cat "$traits/resolve.log"
+    echo "error: a consumer enabling the integrations' traits does not resolve"
+    exit 1
+fi
+extra=$(grep -o '"identity" : "[^"]*"' "$traits/Package.resolved" | sed 's/.*: "\(.*\)"/\1/' | grep -vx "$identity" | sort)
+
+echo "with the Tracing, Metrics and Combine traits a consumer resolves $(echo "$extra" | wc -l) packages besides AlamofireNIO"
+for expected in swift-distributed-tracing swift-metrics opencombine; do
+    if ! echo "$extra" | grep -qx "$expected"; then
+        echo "error: enabling the integrations' traits did not resolve $expected"
+        exit 1
+    fi
+done
