@@ -55,7 +55,7 @@ identity=$(basename "$root" | tr '[:upper:]' '[:lower:]')
 check "by path" ".package(path: \"$root\")" "$identity"
 revision=$(git -C "$root" rev-parse HEAD)
 check "by URL at $revision" ".package(url: \"file://$root\", revision: \"$revision\")" "$identity"
-# With every integration's trait on, the integrations' own packages come in, and only they.
+# With every integration's trait on, the integrations' own packages come in.
 traits="$scratch/traits"
 mkdir -p "$traits/Sources/Consumer"
 cat >"$traits/Package.swift" <<MANIFEST

@@ -1,4 +1,5 @@
 import AlamofireNIO
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -8,28 +9,41 @@ import Glibc
 
 extension Exchange {
     /// `--download`: the body goes to a file (`--output`, else the name the response suggests, made
-    /// unique), the response's headers and a progress bar to standard error (the bar only on a
-    /// terminal). With `--continue`, a partial file is continued with a `Range` request: a `206`
-    /// that starts where the file ends is appended, anything else replaces it. An error response is
-    /// not saved and ends with 3, 4 or 5, as with `--check-status`.
+    /// unique), the response's head and a progress bar to standard error (the bar only on a
+    /// terminal). An error response is not saved and ends with 3, 4 or 5, as with `--check-status`.
+    ///
+    /// Interrupted (SIGINT) with `--output`, the download is cancelled producing Alamofire's resume
+    /// data, kept beside the file as `.NAME.af-resume`. `--continue` resumes from that resume data
+    /// when it is there; otherwise it continues a partial file (another tool's) with a `Range`
+    /// request: a `206` starting where the file ends is appended, a `416` leaves a complete file
+    /// alone, a whole `200` replaces it, and any other range saves nothing.
     func runDownload() async -> Int32 {
-        var request = urlRequest
-        var offset: Int64 = 0
-        if options.resume, let output = options.output, let size = Self.fileSize(output), size > 0 {
-            offset = size
-            request.headers.add(name: "Range", value: "bytes=\(size)-")
-        }
+        let resumeDataFile = options.output.map(Self.resumeDataFile(for:))
         let directory =
             options.output.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
             ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         let staging = directory.appendingPathComponent(".af-\(getpid())-\(UUID().uuidString).part")
         defer { try? FileManager.default.removeItem(at: staging) }
+        let toStaging: DownloadRequest.Destination = { _, _ in (staging, [.removePreviousFile]) }
 
-        let download = session.download(request, to: { _, _ in (staging, [.removePreviousFile]) })
+        var rangeOffset: Int64 = 0
+        let download: DownloadRequest
+        if options.resume, let resumeDataFile, let resumeData = try? Data(contentsOf: resumeDataFile) {
+            download = session.download(resumingWith: resumeData, to: toStaging)
+        } else {
+            var request = urlRequest
+            if options.resume, let output = options.output, let size = Self.fileSize(output), size > 0 {
+                rangeOffset = size
+                request.headers.add(name: "Range", value: "bytes=\(size)-")
+            }
+            download = session.download(request, to: toStaging)
+        }
         authenticate(download)
+
+        // Events in order, on one queue: the head once, then the bar.
+        let events = DispatchQueue(label: "af.download")
         let showsProgress = Terminal.isTerminal(STDERR_FILENO)
         let reporter = ProgressReporter(bar: ProgressBar(width: Self.terminalWidth()), write: Terminal.errorText)
-        // The head goes out once, before the first progress line when there is one.
         let headShown = Mutex(false)
         let showHead: @Sendable (HTTPURLResponse?) -> Void = { [printer, parts = options.parts] response in
             guard parts.contains(.responseHeaders), let response else { return }
@@ -41,22 +55,35 @@ extension Exchange {
             Terminal.errorText(printer.responseHead(response, protocolName: nil) + "\n\n")
         }
         if showsProgress {
-            reporter.start(after: offset)
-            download.downloadProgress(queue: .global()) { progress in
+            download.downloadProgress(queue: events) { [rangeOffset] progress in
                 showHead(download.response)
-                reporter.update(progress)
+                // Bytes already on disk count only when the server continues them.
+                reporter.update(progress, alreadyOnDisk: download.response?.statusCode == 206 ? rangeOffset : 0)
             }
         }
+        let interruption = Interruption(on: events) { download.cancel(producingResumeData: true) }
         let response = await withCheckedContinuation { continuation in
-            download.response(queue: .global()) { continuation.resume(returning: $0) }
+            download.response(queue: events) { continuation.resume(returning: $0) }
         }
+        interruption.stop()
+
+        if interruption.happened {
+            if showsProgress { Terminal.errorText("\n") }
+            guard let resumeDataFile, let resumeData = response.resumeData, (try? resumeData.write(to: resumeDataFile)) != nil else {
+                Terminal.error("af: interrupted.")
+                return 130
+            }
+            Terminal.error("af: interrupted; `af --download --continue --output \(options.output ?? "")` continues it.")
+            return 130
+        }
+        if let resumeDataFile { try? FileManager.default.removeItem(at: resumeDataFile) }
         if let error = response.error {
             if showsProgress { Terminal.errorText("\n") }
             return fail(error)
         }
         guard let http = response.response else { return fail(.sessionTaskFailed(error: URLError(.badServerResponse))) }
         showHead(http)
-        if offset > 0, http.statusCode == 416 {
+        if rangeOffset > 0, http.statusCode == 416 {
             if showsProgress { Terminal.error("The file is already complete.") }
             return 0
         }
@@ -65,9 +92,17 @@ extension Exchange {
             Terminal.error("af: error: HTTP \(http.statusCode) \(reasonPhrase(http.statusCode)): nothing saved.")
             return status(of: http, checking: true)
         }
-        let destination = options.output.map { URL(fileURLWithPath: $0) } ?? Self.uniqueFile(named: Self.fileName(for: http), in: directory)
+        let destination =
+            options.output.map { URL(fileURLWithPath: $0) } ?? Self.uniqueFile(named: Self.fileName(for: http), in: directory)
         do {
-            if http.statusCode == 206, offset > 0, Self.rangeStart(of: http) == offset {
+            if rangeOffset > 0, http.statusCode == 206 {
+                guard Self.rangeStart(of: http) == rangeOffset else {
+                    let range = http.value(forHTTPHeaderField: "Content-Range") ?? "none"
+                    Terminal.error(
+                        "af: error: the server's range (Content-Range: \(range)) does not continue the file at byte \(rangeOffset); nothing saved."
+                    )
+                    return 1
+                }
                 try Self.append(staging, to: destination)
             } else {
                 if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
@@ -78,10 +113,16 @@ extension Exchange {
             return 1
         }
         if showsProgress {
-            reporter.finish(bytes: Self.fileSize(destination.path) ?? 0)
+            reporter.finish()
             Terminal.error("Saved to \(destination.path)")
         }
         return status(of: http)
+    }
+
+    /// Where an interrupted download's resume data is kept: `.NAME.af-resume` beside the output.
+    static func resumeDataFile(for output: String) -> URL {
+        let file = URL(fileURLWithPath: output)
+        return file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).af-resume")
     }
 
     /// The first byte a `Content-Range: bytes FIRST-LAST/TOTAL` covers.

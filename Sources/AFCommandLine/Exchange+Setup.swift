@@ -24,8 +24,8 @@ extension Exchange {
             request.httpBody = Data(value.serialized.utf8)
         case .form(let fields):
             setDefault("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
-            func escaped(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .afURLQueryAllowed) ?? text }
-            request.httpBody = Data(fields.map { escaped($0.name) + "=" + escaped($0.value) }.joined(separator: "&").utf8)
+            request.httpBody = Data(
+                fields.map { URLEncoding.default.escape($0.name) + "=" + URLEncoding.default.escape($0.value) }.joined(separator: "&").utf8)
         case .none, .multipart: break
         }
         setDefault("Accept", "*/*")

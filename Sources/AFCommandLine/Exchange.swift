@@ -106,7 +106,7 @@ struct Exchange: Sendable {
         printRequest(request.request ?? urlRequest, protocolName: response.metrics?.transactionMetrics.last?.networkProtocolName)
         if let error = response.error { return fail(error) }
         guard let http = response.response else { return fail(.sessionTaskFailed(error: URLError(.badServerResponse))) }
-        printResponse(http, body: response.data ?? Data(), metrics: response.metrics)
+        guard printResponse(http, body: response.data ?? Data(), metrics: response.metrics) else { return 1 }
         return status(of: http)
     }
 
@@ -117,7 +117,8 @@ struct Exchange: Sendable {
         authenticate(request)
         let writer = StreamWriter(exchange: self)
         let completion = await withCheckedContinuation { (continuation: CheckedContinuation<DataStreamRequest.Completion, Never>) in
-            request.responseStream(on: .global()) { stream in
+            // One serial queue: chunks are written, and events parsed, in the order they came.
+            request.responseStream(on: DispatchQueue(label: "af.stream")) { stream in
                 switch stream.event {
                 case .stream(.success(let chunk)): writer.write(chunk, response: request.response)
                 case .complete(let completion):
@@ -155,8 +156,8 @@ struct Exchange: Sendable {
     }
 
     /// Prints the response's head, body and timing as asked; `-o` without `--download` sends the
-    /// body to that file instead.
-    private func printResponse(_ response: HTTPURLResponse, body: Data, metrics: TaskMetrics?) {
+    /// body to that file instead. Returns false when that file cannot be written.
+    private func printResponse(_ response: HTTPURLResponse, body: Data, metrics: TaskMetrics?) -> Bool {
         let protocolName = metrics?.transactionMetrics.last?.networkProtocolName
         if options.parts.contains(.responseHeaders) {
             Terminal.out(printer.responseHead(response, protocolName: protocolName) + "\n\n")
@@ -164,6 +165,7 @@ struct Exchange: Sendable {
         if let output = options.output {
             do { try body.write(to: URL(fileURLWithPath: output)) } catch {
                 Terminal.error("af: error: cannot write \(output): \(error.localizedDescription)")
+                return false
             }
         } else if options.parts.contains(.responseBody), !body.isEmpty {
             let toTerminal = Terminal.isTerminal(STDOUT_FILENO)
@@ -177,6 +179,7 @@ struct Exchange: Sendable {
             }
         }
         if options.parts.contains(.metadata) { Terminal.out("\n" + printer.metadata(metrics) + "\n") }
+        return true
     }
 
     /// A file part's type from its extension, `application/octet-stream` when unknown.

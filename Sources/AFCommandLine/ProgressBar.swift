@@ -12,11 +12,13 @@ public struct ProgressBar: Sendable {
         self.width = max(width, 40)
     }
 
-    /// The line for `completed` of `total` bytes (total unknown when nil or not positive) after
-    /// `elapsed` seconds.
-    public func line(completed: Int64, total: Int64?, elapsed: TimeInterval) -> String {
-        let rate = elapsed > 0 ? Double(completed) / elapsed : 0
+    /// The line after `transferred` bytes in `elapsed` seconds, of a file that already had
+    /// `alreadyOnDisk` bytes (a continued download) and will have `total` (unknown when nil or not
+    /// positive). The rate and time left count only what this transfer moved.
+    public func line(transferred: Int64, alreadyOnDisk: Int64 = 0, total: Int64?, elapsed: TimeInterval) -> String {
+        let rate = elapsed > 0 ? Double(transferred) / elapsed : 0
         let rateText = Self.bytes(Int64(rate)) + "/s"
+        let completed = transferred + alreadyOnDisk
         guard let total, total > 0 else {
             return "  \(Self.bytes(completed))  \(rateText)"
         }
@@ -63,7 +65,7 @@ final class ProgressReporter: Sendable {
     private struct Drawing {
         var start: Date?
         var lastDraw = Date.distantPast
-        var offset: Int64 = 0
+        var transferred: Int64 = 0
     }
 
     private let bar: ProgressBar
@@ -78,29 +80,27 @@ final class ProgressReporter: Sendable {
         self.write = write
     }
 
-    /// Counts `bytes` already on disk (a continued download) as done before this transfer.
-    func start(after bytes: Int64) {
-        drawing.withLock { $0.offset = bytes }
-    }
-
-    /// Redraws for `progress`, unless the last drawing was under 0.1 s ago.
-    func update(_ progress: Progress) {
+    /// Redraws for `progress` (this transfer's bytes), with `alreadyOnDisk` bytes of a continued
+    /// file before them, unless the last drawing was under 0.1 s ago.
+    func update(_ progress: Progress, alreadyOnDisk: Int64) {
         let now = Date()
         let line: String? = drawing.withLock { drawing in
             let start = drawing.start ?? now
             drawing.start = start
+            drawing.transferred = progress.completedUnitCount
             let finished = progress.totalUnitCount > 0 && progress.completedUnitCount >= progress.totalUnitCount
             guard finished || now.timeIntervalSince(drawing.lastDraw) >= 0.1 else { return nil }
             drawing.lastDraw = now
-            let total = progress.totalUnitCount > 0 ? progress.totalUnitCount + drawing.offset : nil
-            return bar.line(completed: progress.completedUnitCount + drawing.offset, total: total, elapsed: now.timeIntervalSince(start))
+            let total = progress.totalUnitCount > 0 ? progress.totalUnitCount + alreadyOnDisk : nil
+            return bar.line(
+                transferred: progress.completedUnitCount, alreadyOnDisk: alreadyOnDisk, total: total, elapsed: now.timeIntervalSince(start))
         }
         if let line { write("\r" + line + "\u{1B}[K") }
     }
 
-    /// Ends the line with the summary of `bytes` received.
-    func finish(bytes: Int64) {
-        let elapsed = drawing.withLock { $0.start.map { Date().timeIntervalSince($0) } ?? 0 }
+    /// Ends the line with the summary of what this transfer moved.
+    func finish() {
+        let (bytes, elapsed) = drawing.withLock { ($0.transferred, $0.start.map { Date().timeIntervalSince($0) } ?? 0) }
         write("\r" + bar.summary(bytes: bytes, elapsed: elapsed) + "\u{1B}[K\n")
     }
 }

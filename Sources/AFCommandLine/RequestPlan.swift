@@ -4,7 +4,7 @@ import Foundation
 /// What `af`'s positional arguments ask for, read as HTTPie reads them: `[METHOD] URL [ITEM…]`.
 ///
 /// The method is optional: the first argument is one when it is a known method, or all letters
-/// and followed by something that is not a request item; without one the method is GET, or POST when there is a body. The URL may omit its
+/// and followed by a URL or by something that is not a request item; without one the method is GET, or POST when there is a body. The URL may omit its
 /// scheme (`http://` is assumed) and, as `:8080/get` or `:/get`, its host (`localhost`). Body
 /// fields make a JSON object by default, a URL-encoded form with `--form`, and a multipart form when
 /// a file is attached (or with `--multipart`).
@@ -60,7 +60,8 @@ public struct RequestPlan: Sendable {
         var rest = arguments[...]
         var explicitMethod: HTTPMethod?
         if rest.count >= 2, let first = rest.first, first.allSatisfy({ $0.isASCII && $0.isLetter }),
-            Self.knownMethods.contains(first.uppercased()) || !RequestItem.looksLikeItem(rest[rest.startIndex + 1])
+            Self.knownMethods.contains(first.uppercased()) || Self.looksLikeURL(rest[rest.startIndex + 1])
+                || !RequestItem.looksLikeItem(rest[rest.startIndex + 1])
         {
             explicitMethod = HTTPMethod(rawValue: first.uppercased())
             rest = rest.dropFirst()
@@ -108,6 +109,20 @@ public struct RequestPlan: Sendable {
     /// Methods taken as such whatever follows them (`af put localhost:8080/x`).
     static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "QUERY"]
 
+    /// Whether an argument reads as a URL rather than a request item: it has a scheme (`://`), is a
+    /// localhost shorthand (`:8080/x`), or is a host with an optional port and path (`example.org/?a=b`,
+    /// `localhost:8080/x`).
+    static func looksLikeURL(_ argument: String) -> Bool {
+        if argument.contains("://") || argument.hasPrefix(":") || argument.hasPrefix("[") { return true }
+        let authority = argument.prefix { $0 != "/" }
+        let host = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let name = host.first, !name.isEmpty,
+            name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }),
+            name.contains(".") || host.count == 2 || argument.contains("/")
+        else { return false }
+        return host.count == 1 || host[1].allSatisfy(\.isNumber) && !host[1].isEmpty
+    }
+
     /// The URL an argument names, with HTTPie's shorthands, and `query` appended to its own query.
     static func url(from argument: String, adding query: [URLQueryItem]) throws -> URL {
         var text = argument
@@ -125,8 +140,9 @@ public struct RequestPlan: Sendable {
         }
         if !query.isEmpty {
             // Escaped as Alamofire's URL encoding escapes query values (so `&`, `=` and `+` survive).
-            func escaped(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .afURLQueryAllowed) ?? text }
-            let added = query.map { URLQueryItem(name: escaped($0.name), value: $0.value.map(escaped)) }
+            let added = query.map {
+                URLQueryItem(name: URLEncoding.default.escape($0.name), value: $0.value.map(URLEncoding.default.escape))
+            }
             components.percentEncodedQueryItems = (components.percentEncodedQueryItems ?? []) + added
         }
         if components.path.isEmpty { components.path = "/" }

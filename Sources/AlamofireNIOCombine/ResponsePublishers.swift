@@ -127,34 +127,47 @@ extension DownloadResponsePublisher where Value == URL? {
 
 /// The subscription of a one-response publisher: the first demand adds the response handler (and
 /// resumes the request); the response goes downstream, then `.finished`. Cancelling cancels the
-/// request and drops the subscriber.
+/// request, and a response that arrives afterwards is dropped (Alamofire's still delivers it).
 final class ResponseSubscription<Response: Sendable>: Subscription, Sendable {
     /// Adds a handler that receives the response, and resumes the request.
     typealias Start = @Sendable (@escaping @Sendable (Response) -> Void) -> Void
 
+    private struct State {
+        /// Sends the response, then `.finished`, to the subscriber; nil once sent or cancelled.
+        var send: (@Sendable (Response) -> Void)?
+        var started = false
+    }
+
     private let start: Start
     private let cancelRequest: @Sendable () -> Void
-    /// Sends the response, then `.finished`, to the subscriber; nil once started or cancelled.
-    private let deliver: Mutex<(@Sendable (Response) -> Void)?>
+    private let state: Mutex<State>
 
     init<Downstream: Subscriber & Sendable>(
         start: @escaping Start, cancel: @escaping @Sendable () -> Any, downstream: Downstream
     ) where Downstream.Input == Response, Downstream.Failure == Never {
         self.start = start
         self.cancelRequest = { _ = cancel() }
-        self.deliver = Mutex { response in
-            _ = downstream.receive(response)
-            downstream.receive(completion: .finished)
-        }
+        self.state = Mutex(
+            State(send: { response in
+                _ = downstream.receive(response)
+                downstream.receive(completion: .finished)
+            }))
     }
 
     func request(_ demand: Subscribers.Demand) {
-        guard demand > 0, let deliver = deliver.withLock({ $0.take() }) else { return }
-        start(deliver)
+        let starts = state.withLock { state in
+            guard demand > 0, !state.started, state.send != nil else { return false }
+            state.started = true
+            return true
+        }
+        guard starts else { return }
+        start { [self] response in
+            state.withLock { $0.send.take() }?(response)
+        }
     }
 
     func cancel() {
-        deliver.withLock { $0 = nil }
+        state.withLock { $0.send = nil }
         cancelRequest()
     }
 }

@@ -57,13 +57,18 @@ public struct DataStreamPublisher<Value: Sendable>: Publisher {
     }
 }
 
-/// The subscription of a ``DataStreamPublisher``: events wait in a queue until demanded.
+/// The subscription of a ``DataStreamPublisher``: events wait in a queue until demanded. Each
+/// chunk is taken from the request as it arrives, as Alamofire's stream handlers take them, so a
+/// subscriber that stops demanding lets the waiting events grow.
 final class StreamSubscription<Value: Sendable>: Subscription, Sendable {
     typealias Output = DataStreamRequest.Stream<Value, AFError>
     /// Adds the stream handler and resumes the request.
     typealias Start = @Sendable (@escaping DataStreamRequest.Handler<Value, AFError>) -> Void
 
     private struct State {
+        /// The request, until its completion is delivered or the subscription cancelled (its stream
+        /// handler holds this subscription, so holding it for longer would keep both alive).
+        var request: DataStreamRequest?
         var send: (@Sendable (Output) -> Subscribers.Demand)?
         var finish: (@Sendable () -> Void)?
         var demand = Subscribers.Demand.none
@@ -73,14 +78,13 @@ final class StreamSubscription<Value: Sendable>: Subscription, Sendable {
     }
 
     private let start: Start
-    private let request: DataStreamRequest
     private let state: Mutex<State>
 
     init<Downstream: Subscriber & Sendable>(start: @escaping Start, request: DataStreamRequest, downstream: Downstream)
     where Downstream.Input == Output, Downstream.Failure == Never {
         self.start = start
-        self.request = request
         var initial = State()
+        initial.request = request
         initial.send = { downstream.receive($0) }
         initial.finish = { downstream.receive(completion: .finished) }
         state = Mutex(initial)
@@ -99,12 +103,13 @@ final class StreamSubscription<Value: Sendable>: Subscription, Sendable {
     }
 
     func cancel() {
-        state.withLock { state in
+        let request = state.withLock { state in
             state.send = nil
             state.finish = nil
             state.waiting.removeAll()
+            return state.request.take()
         }
-        request.cancel()
+        request?.cancel()
     }
 
     private func enqueue(_ stream: Output) {
@@ -125,6 +130,7 @@ final class StreamSubscription<Value: Sendable>: Subscription, Sendable {
                 let finish = state.finish
                 state.send = nil
                 state.finish = nil
+                state.request = nil
                 return (event, send, finish)
             }
             guard let (event, send, finish) = next else { return }

@@ -23,7 +23,7 @@ import Synchronization
 /// | `alamofire.client.retries` | counter | as active requests |
 /// | `alamofire.client.redirects` | counter | as active requests |
 /// | `alamofire.client.cache.hits` | counter, responses from the URL cache | as active requests |
-public final class RequestMetrics: EventMonitor, Sendable {
+public final class RequestMetrics: RequestLifetimeMonitor, Sendable {
     /// Where the events run.
     public let queue: DispatchQueue
 
@@ -91,18 +91,15 @@ public final class RequestMetrics: EventMonitor, Sendable {
         }
     }
 
-    public func requestDidFinish(_ request: Request) {
+    /// Records the duration once nothing more can happen to the request (a response serializer
+    /// may retry a finished one).
+    public func requestDidEnd(_ request: Request) {
         guard let entry = inFlight.withLock({ $0.removeValue(forKey: request.id) }) else { return }
         let elapsed = DispatchTime.now().uptimeNanoseconds - entry.start.uptimeNanoseconds
         Meter(label: "http.client.active_requests", dimensions: entry.dimensions, factory: factory).decrement()
         var dimensions = entry.dimensions
-        let status = request.response?.statusCode
-        dimensions.append(("http.response.status_class", status.map { "\($0 / 100)xx" } ?? "none"))
-        if let status, status >= 400 {
-            dimensions.append(("error.type", String(status)))
-        } else if let error = request.error {
-            dimensions.append(("error.type", error.telemetryErrorType))
-        }
+        dimensions.append(("http.response.status_class", request.response.map { "\($0.statusCode / 100)xx" } ?? "none"))
+        if let errorType = request.telemetryErrorType { dimensions.append(("error.type", errorType)) }
         Timer(label: "http.client.request.duration", dimensions: dimensions, factory: factory).recordNanoseconds(Int64(elapsed))
     }
 }

@@ -30,7 +30,7 @@ public import FoundationNetworking
 ///
 /// Without a tracer bootstrapped (`InstrumentationSystem.tracer` is a no-op tracer) spans cost
 /// next to nothing; a session without a `RequestTracer` pays nothing at all.
-public final class RequestTracer: RequestStartMonitor, RequestInterceptor, Sendable {
+public final class RequestTracer: RequestLifetimeMonitor, RequestInterceptor, Sendable {
     /// Where the monitor's events run.
     public let queue: DispatchQueue
     /// How `url.full` hides secrets.
@@ -65,6 +65,11 @@ public final class RequestTracer: RequestStartMonitor, RequestInterceptor, Senda
     public func requestWillStart(_ request: Request) {
         let span = tracer.startSpan("HTTP", context: ServiceContext.current ?? .topLevel, ofKind: .client)
         spans.withLock { $0[request.id] = RequestSpan(span: span) }
+        // Cancelled between the start's check and now, its end may have come and gone: end the span
+        // after the events already queued, unless they did.
+        if request.state == .cancelled || request.state == .finished {
+            queue.async { self.end(request) }
+        }
     }
 
     // MARK: - Propagation
@@ -136,19 +141,24 @@ public final class RequestTracer: RequestStartMonitor, RequestInterceptor, Senda
         }
     }
 
-    /// Ends the span with the response's status, or the error.
-    public func requestDidFinish(_ request: Request) {
+    /// Ends the span with the response's status, or the error, once nothing more can happen to the
+    /// request (a response serializer may retry a finished one).
+    public func requestDidEnd(_ request: Request) {
+        end(request)
+    }
+
+    private func end(_ request: Request) {
         guard let entry = spans.withLock({ $0.removeValue(forKey: request.id) }) else { return }
         let span = entry.span
-        let status = request.response?.statusCode
-        if let status { span.attributes["http.response.status_code"] = status }
-        if let status, status >= 400 {
-            span.attributes["error.type"] = String(status)
-            span.setStatus(SpanStatus(code: .error))
-        } else if let error = request.error {
-            span.attributes["error.type"] = error.telemetryErrorType
-            span.recordError(error)
-            span.setStatus(SpanStatus(code: .error, message: error.localizedDescription))
+        if let status = request.response?.statusCode { span.attributes["http.response.status_code"] = status }
+        if let errorType = request.telemetryErrorType {
+            span.attributes["error.type"] = errorType
+            if let error = request.error, (request.response?.statusCode ?? 0) < 400 {
+                span.recordError(error)
+                span.setStatus(SpanStatus(code: .error, message: error.localizedDescription))
+            } else {
+                span.setStatus(SpanStatus(code: .error))
+            }
         }
         span.end()
     }

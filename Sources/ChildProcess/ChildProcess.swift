@@ -52,7 +52,8 @@ public final class ChildProcess: Sendable {
     /// - Parameters:
     ///   - mergingErrors:   whether standard error goes to ``output`` too; else it is this process's
     ///     own, or ``errors`` with `capturingErrors`.
-    ///   - capturingErrors: whether standard error goes to a pipe of its own, read from ``errors``.
+    ///   - capturingErrors: whether standard error goes to a pipe of its own, read from ``errors``
+    ///     (only without `mergingErrors`, which takes precedence).
     public init(_ executable: String, _ arguments: [String], mergingErrors: Bool = true, capturingErrors: Bool = false) throws {
         guard let pipe2 = GNUExtensions.pipe2, let closeFrom = GNUExtensions.closeFrom else {
             throw SpawnError(description: "glibc 2.34 or later is needed (pipe2, posix_spawn_file_actions_addclosefrom_np)")

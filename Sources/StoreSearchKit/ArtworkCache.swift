@@ -17,12 +17,16 @@ public struct ArtworkCache: Sendable {
         self.session = session
     }
 
-    /// Where the image at `url` is kept: its host, port and path, as one file name.
+    /// Where the image at `url` is kept: a hash of the whole URL (so URLs differing only in their
+    /// query or in where their slashes fall get files of their own), then its last path component.
     public func fileURL(for url: URL) -> URL {
-        let parts = [url.host ?? "", url.port.map(String.init) ?? ""] + url.pathComponents.filter { $0 != "/" }
-        let name = parts.filter { !$0.isEmpty }.joined(separator: "_")
-            .map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" }
-        return directory.appendingPathComponent(String(name))
+        // FNV-1a, 64 bits: stable across runs, unlike `hashValue`.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in url.absoluteString.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let last = url.lastPathComponent.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" }
+        return directory.appendingPathComponent(String(hash, radix: 16) + "-" + String(last))
     }
 
     /// The kept file for `url`, if it has been downloaded.

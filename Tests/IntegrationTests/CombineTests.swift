@@ -104,14 +104,19 @@ import Combine
         }
     }
 
-    @Test func cancellingTheSubscriptionCancelsTheRequest() async throws {
+    @Test func cancellingTheSubscriptionCancelsTheRequestAndDropsItsResponse() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let session = Session()
+            let queue = DispatchQueue(label: "combine.responses")
             let request = session.request(server.url("/delay/5"))
             let recorder = Recorder<DataResponse<Data, AFError>, Never>()
-            request.publishData(queue: .global()).subscribe(recorder)
+            request.publishData(queue: queue).subscribe(recorder)
             recorder.subscription.withLock { $0 }?.cancel()
-            #expect(try await waitUntil { request.isCancelled })
+            // A handler added after the publisher's, on the same queue, runs after it.
+            let later = await withCheckedContinuation { continuation in
+                request.response(queue: queue) { continuation.resume(returning: $0) }
+            }
+            #expect(later.error?.isExplicitlyCancelledError == true)
             #expect(recorder.values.isEmpty)
             #expect(!recorder.isComplete)
         }

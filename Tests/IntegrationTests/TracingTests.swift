@@ -89,6 +89,27 @@ import Tracing
         }
     }
 
+    @Test func aRequestItsSerializerRetriesIsStillOneSpan() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let tracer = InMemoryTracer()
+            let monitor = RequestTracer(tracer: tracer)
+            // Retries once whatever failed: here the decoding, after the request finished.
+            let once = Retrier { request, _, _, completion in completion(request.retryCount == 0 ? .retry : .doNotRetry) }
+            let session = Session(interceptor: Interceptor(adapters: [monitor], retriers: [once]), eventMonitors: [monitor])
+            let response = await session.request(server.url("/json")).serializingDecodable(Echo.self).response
+            #expect(response.error?.isResponseSerializationError == true)
+            await drain(monitor.queue)
+            #expect(try await waitUntil { tracer.finishedSpans.count == 1 })
+            // Ended once, after the retry: its span has the retry's event.
+            let spans = tracer.finishedSpans
+            #expect(spans.first?.events.map(\.name) == ["http.retry"])
+            #expect(spans.first?.attributes.get("http.request.resend_count") == .int64(1))
+            // The exchanges succeeded: a decoding failure is the response's, not the request's.
+            #expect(spans.first?.attributes.get("error.type") == nil)
+            #expect(spans.first?.status == nil)
+        }
+    }
+
     @Test func aFailedRequestRecordsItsErrorType() async throws {
         let traced = Traced()
         let response = await traced.session.request("http://127.0.0.1:1/refused").serializingData().response

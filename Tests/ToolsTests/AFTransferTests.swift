@@ -1,6 +1,11 @@
+import ChildProcess
 import Foundation
 import HTTPBinServer
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `af --download`, `--continue`, `--stream`, TLS options and proxies, end to end.
 @Suite struct AFTransferTests {
@@ -67,6 +72,57 @@ import Testing
             let whole = try await run("af", ["-d", "-c", "-o", file.path, server.url("/bytes/100?seed=1").absoluteString])
             #expect(whole.status == 0)
             #expect(try Data(contentsOf: file).count == 100)
+        }
+    }
+
+    @Test func aRangeThatDoesNotContinueTheFileSavesNothing() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let file = directory.appendingPathComponent("part.bin")
+            try Data("0123456789".utf8).write(to: file)
+            // A broken server answers `Range: bytes=10-` with the body's first bytes.
+            let run = try await run("af", ["-d", "-c", "-o", file.path, server.url("/range/100?misaligned=1").absoluteString])
+            #expect(run.status == 1)
+            #expect(run.errors.hasSuffix("does not continue the file at byte 10; nothing saved.\n"))
+            #expect(try Data(contentsOf: file) == Data("0123456789".utf8))
+        }
+    }
+
+    @Test func anInterruptedDownloadContinuesFromItsResumeData() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let temporary = directory.appendingPathComponent("tmp")
+            try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+            let output = directory.appendingPathComponent("big.bin")
+            // Paced over 8 s, so the interruption comes mid-body even on a loaded machine.
+            let url = server.url("/range/2000000?duration=8&chunk_size=10000").absoluteString
+            // The body goes to a temporary file under TMPDIR first: Ctrl-C once part of it is there.
+            let command =
+                "TMPDIR=\(shellQuoted(temporary.path)) exec \(shellQuoted(buildDirectory.appendingPathComponent("af").path)) -d -o \(shellQuoted(output.path)) \(shellQuoted(url))"
+            let process = try ChildProcess("/bin/sh", ["-c", command], mergingErrors: false, capturingErrors: true)
+            let started = try await waitUntil(seconds: 30) {
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+                return files.contains {
+                    (try? FileManager.default.attributesOfItem(atPath: temporary.appendingPathComponent($0).path)[.size] as? Int) ?? 0 > 0
+                }
+            }
+            #expect(started)
+            process.signal(SIGINT)
+            let (_, errors, termination) = await process.outputErrorsAndTermination()
+            #expect(termination == .exited(130))
+            #expect(String(decoding: errors, as: UTF8.self).contains("af: interrupted; `af --download --continue --output "))
+            let resumeData = directory.appendingPathComponent(".big.bin.af-resume")
+            #expect(FileManager.default.fileExists(atPath: resumeData.path))
+            #expect(!FileManager.default.fileExists(atPath: output.path))
+
+            // Resume data names its partial file in the temporary directory, as URLSession's does.
+            let resumed = try await run("af", ["-d", "-c", "-o", output.path, url], environment: ["TMPDIR": temporary.path])
+            #expect(resumed.status == 0)
+            #expect(resumed.errors.hasPrefix("HTTP/1.1 206 Partial Content\n"))
+            #expect(try Data(contentsOf: output) == Self.rangeBody(2_000_000))
+            #expect(!FileManager.default.fileExists(atPath: resumeData.path))
         }
     }
 
@@ -144,11 +200,12 @@ import Testing
     @Test func requestsGoThroughTheProxyNamed() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let proxy = try await ProxyServer.start()
-            defer { Task { try? await proxy.shutdown() } }
             let url = server.url("/get").absoluteString
             let proxied = try await run("af", ["--proxy", "http:http://127.0.0.1:\(proxy.port)", url])
+            let forwarded = proxy.statistics.forwardedRequests
+            try await proxy.shutdown()
             #expect(proxied.status == 0)
-            #expect(proxy.statistics.forwardedRequests == [url])
+            #expect(forwarded == [url])
             let bad = try await run("af", ["--proxy", "gopher", url])
             #expect(bad.status == 64)
         }

@@ -18,7 +18,10 @@ import Testing
             #expect(cache.cachedFile(for: url) == nil)
             let file = try await cache.load(url)
             #expect(file == cache.fileURL(for: url))
-            #expect(file.lastPathComponent == "127.0.0.1_\(server.port)_artwork_395542593_60x60bb.png")
+            #expect(file.lastPathComponent.hasSuffix("-60x60bb.png"))
+            // Another size, another query: other files.
+            #expect(cache.fileURL(for: server.url("/artwork/395542593/100x100bb.png")) != file)
+            #expect(cache.fileURL(for: server.url("/artwork/395542593/60x60bb.png?v=2")) != file)
             #expect(try Data(contentsOf: file).prefix(8) == Self.pngSignature)
             let requests = server.statistics.totalRequests
 

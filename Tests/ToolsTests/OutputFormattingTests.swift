@@ -94,14 +94,17 @@ import Testing
 
     @Test func theProgressLineShowsPercentBarBytesRateAndTimeLeft() {
         let bar = ProgressBar(width: 80)
-        let half = bar.line(completed: 1_500_000, total: 3_000_000, elapsed: 1)
+        let half = bar.line(transferred: 1_500_000, total: 3_000_000, elapsed: 1)
         #expect(half == "  50% [==================>                 ] 1.5 MB / 3.0 MB  1.5 MB/s  ETA 0:01")
         #expect(half.count == 80)
-        let start = bar.line(completed: 0, total: 3_000_000, elapsed: 0)
+        let start = bar.line(transferred: 0, total: 3_000_000, elapsed: 0)
         #expect(start == "   0% [>                                         ] 0 B / 3.0 MB  0 B/s  ETA -:--")
         #expect(start.count == 80)
-        #expect(bar.line(completed: 2048, total: nil, elapsed: 2) == "  2.0 kB  1.0 kB/s")
+        #expect(bar.line(transferred: 2048, total: nil, elapsed: 2) == "  2.0 kB  1.0 kB/s")
         #expect(bar.summary(bytes: 3_000_000, elapsed: 1.5) == "Done. 3.0 MB in 1.50s (2.0 MB/s)")
+        // A continued file: the bytes on disk count towards the bar, not the rate.
+        let continued = bar.line(transferred: 1_000_000, alreadyOnDisk: 2_000_000, total: 4_000_000, elapsed: 1)
+        #expect(continued.hasPrefix("  75% [") && continued.hasSuffix("] 3.0 MB / 4.0 MB  1.0 MB/s  ETA 0:01"))
         #expect(ProgressBar.bytes(999) == "999 B")
         #expect(ProgressBar.bytes(1_250_000_000) == "1.2 GB")
     }

@@ -53,6 +53,12 @@ import Testing
         #expect(post.method == .post)
         let put = try RequestPlan(arguments: ["put", "example.org/put", "name=Ada"])
         #expect(put.method == .put)
+        // Any word before a URL is a method, however the URL is spelled.
+        let purge = try RequestPlan(arguments: ["PURGE", "http://example.org/x"])
+        #expect(purge.method == HTTPMethod(rawValue: "PURGE"))
+        #expect(purge.url.absoluteString == "http://example.org/x")
+        #expect(try RequestPlan(arguments: ["purge", "example.org/?a=b"]).url.absoluteString == "http://example.org/?a=b")
+        #expect(try RequestPlan(arguments: ["LINK", "localhost:8080/x"]).url.absoluteString == "http://localhost:8080/x")
         // A host name of letters followed by an item is the URL, not a method.
         let localhost = try RequestPlan(arguments: ["localhost", "name=Ada"])
         #expect(localhost.method == .post)

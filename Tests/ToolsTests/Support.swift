@@ -23,12 +23,16 @@ struct ToolRun: Sendable {
 
 /// Runs a tool built beside the tests, with standard output and error apart. One still running
 /// after `limit` seconds is ended, so a test fails instead of hanging.
-func run(_ tool: String, _ arguments: [String], in directory: URL? = nil, limit: Int = 60) async throws -> ToolRun {
+func run(
+    _ tool: String, _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limit: Int = 60
+) async throws -> ToolRun {
     let path = buildDirectory.appendingPathComponent(tool).path
     let process: ChildProcess
-    if let directory {
+    if directory != nil || !environment.isEmpty {
         // The tools save downloads in the working directory: start them through `sh -c 'cd …'`.
-        let command = "cd \(shellQuoted(directory.path)) && exec \(([path] + arguments).map(shellQuoted).joined(separator: " "))"
+        let change = directory.map { "cd \(shellQuoted($0.path)) && " } ?? ""
+        let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\(shellQuoted($0.value)) " }.joined()
+        let command = change + variables + "exec " + ([path] + arguments).map(shellQuoted).joined(separator: " ")
         process = try ChildProcess("/bin/sh", ["-c", command], mergingErrors: false, capturingErrors: true)
     } else {
         process = try ChildProcess(path, arguments, mergingErrors: false, capturingErrors: true)
@@ -68,6 +72,16 @@ func temporaryDirectory() throws -> URL {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tools-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return directory
+}
+
+/// Waits until `condition` holds, checking every 10 ms, for at most `seconds`.
+func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return true
 }
 
 /// Runs `body` and fails if it takes more than `seconds`.

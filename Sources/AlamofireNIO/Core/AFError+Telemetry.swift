@@ -13,3 +13,13 @@ extension AFError {
         return Mirror(reflecting: self).children.first?.label ?? "AFError"
     }
 }
+
+extension Request {
+    /// Telemetry's `error.type` for the request as it stands (AlamofireNIO's, not Alamofire's): the
+    /// status code of a response of 400 or more, else its error's ``AFError/telemetryErrorType``;
+    /// nil when it succeeded.
+    public var telemetryErrorType: String? {
+        if let status = response?.statusCode, status >= 400 { return String(status) }
+        return error?.telemetryErrorType
+    }
+}

@@ -21,20 +21,20 @@ public final class CompositeEventMonitor: EventMonitor {
     public let monitors: [any EventMonitor]
     private let notifications: [AlamofireNotifications]
     private let others: [EventDelivery]
-    /// The monitors told synchronously that a request starts; usually none.
-    private let starters: [any RequestStartMonitor]
+    /// The monitors told when a request starts and ends; usually none.
+    private let starters: [any RequestLifetimeMonitor]
 
     init(queue: DispatchQueue = DispatchQueue(label: "org.alamofire.compositeEventMonitor"), monitors: [any EventMonitor]) {
         self.queue = queue
         self.monitors = monitors
         self.notifications = monitors.compactMap { $0 as? AlamofireNotifications }
         self.others = monitors.filter { !($0 is AlamofireNotifications) }.map(EventDelivery.init)
-        self.starters = monitors.compactMap { $0 as? any RequestStartMonitor }
+        self.starters = monitors.compactMap { $0 as? any RequestLifetimeMonitor }
     }
 
     private init(
         queue: DispatchQueue, monitors: [any EventMonitor], notifications: [AlamofireNotifications], others: [EventDelivery],
-        starters: [any RequestStartMonitor]
+        starters: [any RequestLifetimeMonitor]
     ) {
         self.queue = queue
         self.monitors = monitors
@@ -43,19 +43,25 @@ public final class CompositeEventMonitor: EventMonitor {
         self.starters = starters
     }
 
-    /// Whether any monitor is a ``RequestStartMonitor``.
-    var hasStartMonitors: Bool { !starters.isEmpty }
+    /// Whether any monitor is a ``RequestLifetimeMonitor``.
+    var hasLifetimeMonitors: Bool { !starters.isEmpty }
 
-    /// Tells the ``RequestStartMonitor``s, on this thread, that `request` is starting.
+    /// Tells the ``RequestLifetimeMonitor``s, on this thread, that `request` is starting.
     func requestWillStart(_ request: Request) {
         for starter in starters { starter.requestWillStart(request) }
+    }
+
+    /// Tells the ``RequestLifetimeMonitor``s, each on its queue after the events already sent to it,
+    /// that `request` has ended.
+    func requestDidEnd(_ request: Request) {
+        for starter in starters { starter.queue.async { starter.requestDidEnd(request) } }
     }
 
     /// A composite that also calls `monitor`, after these. The monitors it shares with this one keep
     /// their deliveries, so their events stay in the order they were raised, whichever of the two
     /// composites raised them.
     func adding(_ monitor: any EventMonitor) -> CompositeEventMonitor {
-        let starters = starters + [monitor as? any RequestStartMonitor].compactMap { $0 }
+        let starters = starters + [monitor as? any RequestLifetimeMonitor].compactMap { $0 }
         guard let added = monitor as? AlamofireNotifications else {
             return CompositeEventMonitor(
                 queue: queue, monitors: monitors + [monitor], notifications: notifications, others: others + [EventDelivery(monitor)],

@@ -1,7 +1,7 @@
 public import Foundation
 public import Logging
 
-/// An ``EventMonitor`` that logs each request once it finishes (AlamofireNIO's, not Alamofire's):
+/// An ``EventMonitor`` that logs each request once it has ended (AlamofireNIO's, not Alamofire's):
 /// `GET http://host/path?q=REDACTED 200 12.3 ms`, at ``level`` (`.debug` by default), with the
 /// request's id, method, URL, status, duration and error as metadata.
 ///
@@ -10,7 +10,7 @@ public import Logging
 /// ```
 ///
 /// The duration is the last attempt's, from its metrics; the URL is written through ``redaction``.
-public final class LoggingEventMonitor: EventMonitor, Sendable {
+public final class LoggingEventMonitor: RequestLifetimeMonitor, Sendable {
     /// Where the events run.
     public let queue: DispatchQueue
     /// Where the lines go.
@@ -36,7 +36,8 @@ public final class LoggingEventMonitor: EventMonitor, Sendable {
         self.queue = queue
     }
 
-    public func requestDidFinish(_ request: Request) {
+    /// Logs the request, once nothing more can happen to it.
+    public func requestDidEnd(_ request: Request) {
         guard logger.logLevel <= level else { return }
         let urlRequest = request.request
         let method = urlRequest?.httpMethod ?? "GET"
@@ -55,8 +56,8 @@ public final class LoggingEventMonitor: EventMonitor, Sendable {
             line += " \(milliseconds) ms"
         }
         if request.retryCount > 0 { metadata["http.request.resend_count"] = "\(request.retryCount)" }
+        if let errorType = request.telemetryErrorType { metadata["error.type"] = "\(errorType)" }
         if let error = request.error {
-            metadata["error.type"] = "\(error.telemetryErrorType)"
             metadata["error.message"] = "\(error.localizedDescription)"
             line += " failed: \(error.localizedDescription)"
         }

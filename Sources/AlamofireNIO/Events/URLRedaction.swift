@@ -9,7 +9,7 @@ public struct URLRedaction: Sendable, Equatable {
         case all
         /// None.
         case none
-        /// The values of these names (compared case-insensitively).
+        /// The values of these names, compared case-insensitively.
         case named(Set<String>)
     }
 
@@ -31,12 +31,20 @@ public struct URLRedaction: Sendable, Equatable {
     /// Creates a redaction.
     public init(redactsCredentials: Bool, queryValues: QueryValues) {
         self.redactsCredentials = redactsCredentials
-        self.queryValues = queryValues
+        if case .named(let names) = queryValues {
+            self.queryValues = .named(Set(names.map { $0.lowercased() }))
+        } else {
+            self.queryValues = queryValues
+        }
     }
 
     /// `url` with its secrets replaced by ``placeholder``; names and the fragment are kept.
     public func redacted(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            // Unreadable as components: only what cannot hold a secret.
+            let port = url.port.map { ":\($0)" } ?? ""
+            return "\(url.scheme ?? "unknown")://\(url.host ?? Self.placeholder)\(port)\(url.path)"
+        }
         if redactsCredentials {
             if components.user != nil { components.percentEncodedUser = Self.placeholder }
             if components.password != nil { components.percentEncodedPassword = Self.placeholder }
@@ -47,7 +55,7 @@ public struct URLRedaction: Sendable, Equatable {
                 return URLQueryItem(name: item.name, value: Self.placeholder)
             }
         }
-        return components.string ?? url.absoluteString
+        return components.string ?? Self.placeholder
     }
 
     private func redacts(_ name: String) -> Bool {

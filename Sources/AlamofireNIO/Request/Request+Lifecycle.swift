@@ -90,16 +90,16 @@ extension Request {
         underlyingQueue.async { self.resume(onRootQueue: self.underlyingQueue === self.session?.rootQueue) }
     }
 
-    /// Tells the session's ``RequestStartMonitor``s, once and on this thread (the caller's, where its
+    /// Tells the session's ``RequestLifetimeMonitor``s, once and on this thread (the caller's, where its
     /// task-local values are), that the request starts; not when it has been cancelled or finished.
     func announceStart() {
-        guard let startMonitors else { return }
+        guard let lifetimeMonitors else { return }
         let first = mutableState.withLock { state in
             guard !state.startAnnounced, state.machine.state == .initialized else { return false }
             state.startAnnounced = true
             return true
         }
-        if first { startMonitors.requestWillStart(self) }
+        if first { lifetimeMonitors.requestWillStart(self) }
     }
 
     /// Resumes; `onRootQueue` says the caller runs on the session's root queue, where set-up may start at once

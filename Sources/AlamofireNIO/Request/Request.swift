@@ -108,8 +108,9 @@ public class Request: @unchecked Sendable {
         /// ``Request/decideThenPerform(_:)``), and whether a thread is performing it.
         var outbox: [@Sendable () -> Void] = []
         var isPerformingOutbox = false
-        /// Whether the ``RequestStartMonitor``s have been told the request starts.
+        /// Whether the ``RequestLifetimeMonitor``s have been told the request starts, and that it ended.
         var startAnnounced = false
+        var endAnnounced = false
     }
 
     /// `UUID` providing a unique identifier for the `Request`, used in the `Hashable` and `Equatable` conformances.
@@ -125,9 +126,9 @@ public class Request: @unchecked Sendable {
     /// does not keep its session alive, and a session that goes away finishes its requests.
     weak let session: Session?
     let mutableState: Mutex<MutableState>
-    /// The session's monitors when some are ``RequestStartMonitor``s; nil otherwise (the usual case),
-    /// so starting a request costs nothing for them.
-    let startMonitors: CompositeEventMonitor?
+    /// The session's monitors when some are ``RequestLifetimeMonitor``s; nil otherwise (the usual case),
+    /// so starting and ending a request costs nothing for them.
+    let lifetimeMonitors: CompositeEventMonitor?
 
     /// `Progress` of the upload of the body of the executed `URLRequest`. Reset to `0` if the `Request` is retried.
     public let uploadProgress: Progress
@@ -153,7 +154,7 @@ public class Request: @unchecked Sendable {
         state.interceptor = interceptor
         state.eventMonitor = eventMonitor
         self.mutableState = Mutex(state)
-        self.startMonitors = eventMonitor?.hasStartMonitors == true ? eventMonitor : nil
+        self.lifetimeMonitors = eventMonitor?.hasLifetimeMonitors == true ? eventMonitor : nil
     }
 
     // MARK: What each kind of request does differently
@@ -243,6 +244,13 @@ public class Request: @unchecked Sendable {
             return state.finishHandlers
         }
         handlers.forEach { $0() }
+        if let lifetimeMonitors {
+            let first = mutableState.withLock { state in
+                defer { state.endAnnounced = true }
+                return !state.endAnnounced
+            }
+            if first { lifetimeMonitors.requestDidEnd(self) }
+        }
         session?.cleanup(after: self)
     }
 

@@ -108,8 +108,9 @@ enum Streams {
     /// `abc…z` repeated, honouring `Range` and `If-Range` with 206 and 416 as RFC 9110 asks. Its ETag
     /// is `range<n>`, or `etag` (none when `etag=none`); with `last_modified` it also has a fixed
     /// `Last-Modified`, which `If-Range` may name instead. `ignore_if_range` answers a range with 206
-    /// whatever `If-Range` says (a server that does not check it); `abort_at=k` closes the connection
-    /// once k bytes of a whole (200) body are sent.
+    /// whatever `If-Range` says (a server that does not check it); `misaligned` answers a range with the
+    /// body's first bytes (a broken server); `abort_at=k` closes the connection once k bytes of a whole
+    /// (200) body are sent.
     static func range(_ ex: Exchange, _ rest: [String]) throws -> Response {
         try ex.require(.get)
         let length = try lengthParameter(rest)
@@ -125,7 +126,9 @@ enum Streams {
             || ex.headers[.ifRange].map { value in (etag.map { $0 == value } ?? false) || value == lastModified } ?? true
         if let rangeHeader = ex.headers[.range], ifRangeMatches {
             switch ByteRange.parse(rangeHeader, length: length) {
-            case .satisfiable(let range):
+            case .satisfiable(var range):
+                // A broken server that sends the start of the body whatever range was asked for.
+                if ex.queryValue("misaligned") != nil { range = 0..<range.count }
                 selection = range
                 status = .partialContent
                 headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)"
