@@ -28,7 +28,8 @@ extension Exchange {
 
         var rangeOffset: Int64 = 0
         let download: DownloadRequest
-        if options.resume, let resumeDataFile, let resumeData = try? Data(contentsOf: resumeDataFile) {
+        let resumeData = options.resume ? resumeDataFile.flatMap { Self.resumeData(in: $0, for: urlRequest) } : nil
+        if let resumeData {
             download = session.download(resumingWith: resumeData, to: toStaging)
         } else {
             var request = urlRequest
@@ -58,10 +59,14 @@ extension Exchange {
             download.downloadProgress(queue: events) { [rangeOffset] progress in
                 showHead(download.response)
                 // Bytes already on disk count only when the server continues them.
-                reporter.update(progress, alreadyOnDisk: download.response?.statusCode == 206 ? rangeOffset : 0)
+                // Resumed from resume data, the counts include what was on disk: the first is the baseline.
+                let onDisk: Int64? = resumeData != nil ? nil : download.response?.statusCode == 206 ? rangeOffset : 0
+                reporter.update(progress, alreadyOnDisk: onDisk)
             }
         }
-        let interruption = Interruption(on: events) { download.cancel(producingResumeData: true) }
+        let interruption = Interruption(on: events) { [keepsResumeData = resumeDataFile != nil] in
+            download.cancel(producingResumeData: keepsResumeData)
+        }
         let response = await withCheckedContinuation { continuation in
             download.response(queue: events) { continuation.resume(returning: $0) }
         }
@@ -76,11 +81,19 @@ extension Exchange {
             Terminal.error("af: interrupted; `af --download --continue --output \(options.output ?? "")` continues it.")
             return 130
         }
-        if let resumeDataFile { try? FileManager.default.removeItem(at: resumeDataFile) }
         if let error = response.error {
             if showsProgress { Terminal.errorText("\n") }
+            // A transfer that broke off may leave resume data: keep it for --continue.
+            if let resumeDataFile {
+                if let newData = response.resumeData, (try? newData.write(to: resumeDataFile)) != nil {
+                    Terminal.error("af: `af --download --continue --output \(options.output ?? "")` continues it.")
+                } else {
+                    try? FileManager.default.removeItem(at: resumeDataFile)
+                }
+            }
             return fail(error)
         }
+        if let resumeDataFile { try? FileManager.default.removeItem(at: resumeDataFile) }
         guard let http = response.response else { return fail(.sessionTaskFailed(error: URLError(.badServerResponse))) }
         showHead(http)
         if rangeOffset > 0, http.statusCode == 416 {
@@ -117,6 +130,18 @@ extension Exchange {
             Terminal.error("Saved to \(destination.path)")
         }
         return status(of: http)
+    }
+
+    /// The resume data kept in `file` if it resumes `request`'s URL; resume data for another URL is
+    /// removed, so it does not fill the output with the wrong body.
+    static func resumeData(in file: URL, for request: URLRequest) -> Data? {
+        guard let data = try? Data(contentsOf: file) else { return nil }
+        let url = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["url"] as? String
+        guard url == request.url?.absoluteString else {
+            try? FileManager.default.removeItem(at: file)
+            return nil
+        }
+        return data
     }
 
     /// Where an interrupted download's resume data is kept: `.NAME.af-resume` beside the output.

@@ -66,6 +66,8 @@ final class ProgressReporter: Sendable {
         var start: Date?
         var lastDraw = Date.distantPast
         var transferred: Int64 = 0
+        /// The first count, when the counts include what was on disk before (resume data).
+        var baseline: Int64?
     }
 
     private let bar: ProgressBar
@@ -80,20 +82,29 @@ final class ProgressReporter: Sendable {
         self.write = write
     }
 
-    /// Redraws for `progress` (this transfer's bytes), with `alreadyOnDisk` bytes of a continued
-    /// file before them, unless the last drawing was under 0.1 s ago.
-    func update(_ progress: Progress, alreadyOnDisk: Int64) {
+    /// Redraws for `progress`, unless the last drawing was under 0.1 s ago. `alreadyOnDisk` is what
+    /// a continued file held before this transfer's counts; nil when the counts include it (a
+    /// download resumed from resume data), in which case the first count is taken as that.
+    func update(_ progress: Progress, alreadyOnDisk: Int64?) {
         let now = Date()
         let line: String? = drawing.withLock { drawing in
             let start = drawing.start ?? now
             drawing.start = start
-            drawing.transferred = progress.completedUnitCount
+            let onDisk: Int64
+            let total: Int64?
+            if let alreadyOnDisk {
+                onDisk = alreadyOnDisk
+                total = progress.totalUnitCount > 0 ? progress.totalUnitCount + alreadyOnDisk : nil
+            } else {
+                onDisk = drawing.baseline ?? progress.completedUnitCount
+                drawing.baseline = onDisk
+                total = progress.totalUnitCount > 0 ? progress.totalUnitCount : nil
+            }
+            drawing.transferred = max(progress.completedUnitCount - (alreadyOnDisk == nil ? onDisk : 0), 0)
             let finished = progress.totalUnitCount > 0 && progress.completedUnitCount >= progress.totalUnitCount
             guard finished || now.timeIntervalSince(drawing.lastDraw) >= 0.1 else { return nil }
             drawing.lastDraw = now
-            let total = progress.totalUnitCount > 0 ? progress.totalUnitCount + alreadyOnDisk : nil
-            return bar.line(
-                transferred: progress.completedUnitCount, alreadyOnDisk: alreadyOnDisk, total: total, elapsed: now.timeIntervalSince(start))
+            return bar.line(transferred: drawing.transferred, alreadyOnDisk: onDisk, total: total, elapsed: now.timeIntervalSince(start))
         }
         if let line { write("\r" + line + "\u{1B}[K") }
     }

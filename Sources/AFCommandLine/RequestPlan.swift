@@ -118,7 +118,8 @@ public struct RequestPlan: Sendable {
         let host = authority.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard let name = host.first, !name.isEmpty,
             name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }),
-            name.contains(".") || host.count == 2 || argument.contains("/")
+            // A header item (`X-Count:5`) has neither a dot nor a slash; `localhost` stands alone.
+            name.contains(".") || name.lowercased() == "localhost" || argument.contains("/")
         else { return false }
         return host.count == 1 || host[1].allSatisfy(\.isNumber) && !host[1].isEmpty
     }

@@ -135,40 +135,44 @@ final class ResponseSubscription<Response: Sendable>: Subscription, Sendable {
     private struct State {
         /// Sends the response, then `.finished`, to the subscriber; nil once sent or cancelled.
         var send: (@Sendable (Response) -> Void)?
-        var started = false
+        /// Adds the response handler, until the first demand (the handler holds this subscription, so
+        /// keeping it would keep the request alive from here).
+        var start: Start?
+        /// Cancels the request, until the response is sent.
+        var cancelRequest: (@Sendable () -> Void)?
     }
 
-    private let start: Start
-    private let cancelRequest: @Sendable () -> Void
     private let state: Mutex<State>
 
     init<Downstream: Subscriber & Sendable>(
         start: @escaping Start, cancel: @escaping @Sendable () -> Any, downstream: Downstream
     ) where Downstream.Input == Response, Downstream.Failure == Never {
-        self.start = start
-        self.cancelRequest = { _ = cancel() }
         self.state = Mutex(
-            State(send: { response in
-                _ = downstream.receive(response)
-                downstream.receive(completion: .finished)
-            }))
+            State(
+                send: { response in
+                    _ = downstream.receive(response)
+                    downstream.receive(completion: .finished)
+                }, start: start, cancelRequest: { _ = cancel() }))
     }
 
     func request(_ demand: Subscribers.Demand) {
-        let starts = state.withLock { state in
-            guard demand > 0, !state.started, state.send != nil else { return false }
-            state.started = true
-            return true
-        }
-        guard starts else { return }
-        start { [self] response in
-            state.withLock { $0.send.take() }?(response)
+        let start = state.withLock { state in demand > 0 && state.send != nil ? state.start.take() : nil }
+        start? { [self] response in
+            let send = state.withLock { state in
+                state.cancelRequest = nil
+                return state.send.take()
+            }
+            send?(response)
         }
     }
 
     func cancel() {
-        state.withLock { $0.send = nil }
-        cancelRequest()
+        let cancelRequest = state.withLock { state in
+            state.send = nil
+            state.start = nil
+            return state.cancelRequest.take()
+        }
+        cancelRequest?()
     }
 }
 

@@ -66,24 +66,24 @@ final class StreamSubscription<Value: Sendable>: Subscription, Sendable {
     typealias Start = @Sendable (@escaping DataStreamRequest.Handler<Value, AFError>) -> Void
 
     private struct State {
-        /// The request, until its completion is delivered or the subscription cancelled (its stream
-        /// handler holds this subscription, so holding it for longer would keep both alive).
+        /// Adds the stream handler, until the first demand. The handler holds this subscription, so
+        /// neither this nor the request is kept once used, or they would keep each other alive.
+        var start: Start?
+        /// The request, until its completion is delivered or the subscription cancelled.
         var request: DataStreamRequest?
         var send: (@Sendable (Output) -> Subscribers.Demand)?
         var finish: (@Sendable () -> Void)?
         var demand = Subscribers.Demand.none
         var waiting = Deque<Output>()
-        var started = false
         var delivering = false
     }
 
-    private let start: Start
     private let state: Mutex<State>
 
     init<Downstream: Subscriber & Sendable>(start: @escaping Start, request: DataStreamRequest, downstream: Downstream)
     where Downstream.Input == Output, Downstream.Failure == Never {
-        self.start = start
         var initial = State()
+        initial.start = start
         initial.request = request
         initial.send = { downstream.receive($0) }
         initial.finish = { downstream.receive(completion: .finished) }
@@ -92,13 +92,12 @@ final class StreamSubscription<Value: Sendable>: Subscription, Sendable {
 
     func request(_ demand: Subscribers.Demand) {
         guard demand > 0 else { return }
-        let starts = state.withLock { state in
-            guard state.send != nil else { return false }
+        let start = state.withLock { state -> Start? in
+            guard state.send != nil else { return nil }
             state.demand += demand
-            defer { state.started = true }
-            return !state.started
+            return state.start.take()
         }
-        if starts { start { [self] stream in enqueue(stream) } }
+        start? { [self] stream in enqueue(stream) }
         drain()
     }
 
@@ -106,6 +105,7 @@ final class StreamSubscription<Value: Sendable>: Subscription, Sendable {
         let request = state.withLock { state in
             state.send = nil
             state.finish = nil
+            state.start = nil
             state.waiting.removeAll()
             return state.request.take()
         }

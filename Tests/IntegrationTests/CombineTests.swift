@@ -164,6 +164,21 @@ import Combine
         }
     }
 
+    @Test func aFinishedStreamPublisherLetsItsRequestGo() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Session()
+            let recorder = Recorder<DataStreamRequest.Stream<Data, AFError>, Never>()
+            weak var released: DataStreamRequest?
+            do {
+                let request = session.streamRequest(server.url("/stream/2"))
+                released = request
+                request.publishData(queue: .global()).subscribe(recorder)
+            }
+            #expect(finished(try await recorder.completion()))
+            #expect(try await waitUntil { released == nil }, "the request is freed once its stream has completed")
+        }
+    }
+
     @Test func aStreamsValuesFailWithItsError() async throws {
         let session = Session()
         let recorder = Recorder<Data, AFError>()

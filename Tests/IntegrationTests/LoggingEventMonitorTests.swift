@@ -65,6 +65,18 @@ import Testing
         }
     }
 
+    @Test func aMonitorAddedToOneRequestLogsIt() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let capture = Capture()
+            let monitor = LoggingEventMonitor(logger: capture.logger)
+            let session = Session()
+            let request = session.request(server.url("/get")).eventMonitor(monitor)
+            _ = await request.serializingData().response
+            #expect(try await waitUntil { capture.entries.withLock { $0.count } == 1 })
+            #expect(capture.entries.withLock { $0.first?.metadata["request.id"] } == "\(request.id)")
+        }
+    }
+
     @Test func aFailureCarriesItsErrorAndNothingIsLoggedBelowTheLoggersLevel() async throws {
         let capture = Capture()
         let monitor = LoggingEventMonitor(logger: capture.logger, level: .info)

@@ -110,6 +110,19 @@ import Tracing
         }
     }
 
+    @Test func aRequestSuspendedBeforeItStartedIsTracedWhenResumed() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let traced = Traced()
+            let request = traced.session.request(server.url("/get"))
+            request.suspend()
+            request.resume()
+            _ = await request.serializingData().response
+            let span = try #require(try await traced.finishedSpans(1).first)
+            #expect(span.operationName == "GET")
+            #expect(span.attributes.get("http.response.status_code") == .int64(200))
+        }
+    }
+
     @Test func aFailedRequestRecordsItsErrorType() async throws {
         let traced = Traced()
         let response = await traced.session.request("http://127.0.0.1:1/refused").serializingData().response

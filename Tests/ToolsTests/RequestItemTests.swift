@@ -59,6 +59,10 @@ import Testing
         #expect(purge.url.absoluteString == "http://example.org/x")
         #expect(try RequestPlan(arguments: ["purge", "example.org/?a=b"]).url.absoluteString == "http://example.org/?a=b")
         #expect(try RequestPlan(arguments: ["LINK", "localhost:8080/x"]).url.absoluteString == "http://localhost:8080/x")
+        // A header with a number is an item, not a URL.
+        let counted = try RequestPlan(arguments: ["localhost", "X-Count:5"])
+        #expect(counted.method == .get)
+        #expect(counted.headers == [HTTPHeader(name: "X-Count", value: "5")])
         // A host name of letters followed by an item is the URL, not a method.
         let localhost = try RequestPlan(arguments: ["localhost", "name=Ada"])
         #expect(localhost.method == .post)

@@ -51,10 +51,12 @@ public final class CompositeEventMonitor: EventMonitor {
         for starter in starters { starter.requestWillStart(request) }
     }
 
-    /// Tells the ``RequestLifetimeMonitor``s, each on its queue after the events already sent to it,
-    /// that `request` has ended.
+    /// Tells the ``RequestLifetimeMonitor``s, each on its queue and after the events already raised
+    /// for it, that `request` has ended.
     func requestDidEnd(_ request: Request) {
-        for starter in starters { starter.queue.async { starter.requestDidEnd(request) } }
+        for delivery in others where delivery.monitor is any RequestLifetimeMonitor {
+            delivery.enqueue { ($0 as? any RequestLifetimeMonitor)?.requestDidEnd(request) }
+        }
     }
 
     /// A composite that also calls `monitor`, after these. The monitors it shares with this one keep
@@ -408,6 +410,11 @@ private final class EventDelivery: Sendable {
 
     func deliver(_ kind: MonitorEvent, _ event: @escaping Event) {
         guard hears(kind) else { return }
+        enqueue(event)
+    }
+
+    /// Queues `event` behind the ones raised before it, whatever the monitor implements.
+    func enqueue(_ event: @escaping Event) {
         let dispatch = waiting.withLock { waiting in
             waiting.events.append(event)
             defer { waiting.dispatched = true }

@@ -90,16 +90,17 @@ extension Request {
         underlyingQueue.async { self.resume(onRootQueue: self.underlyingQueue === self.session?.rootQueue) }
     }
 
-    /// Tells the session's ``RequestLifetimeMonitor``s, once and on this thread (the caller's, where its
-    /// task-local values are), that the request starts; not when it has been cancelled or finished.
+    /// Tells the request's ``RequestLifetimeMonitor``s, once and on this thread (the caller's, where
+    /// its task-local values are), that the request starts; not when it has been cancelled or finished.
     func announceStart() {
-        guard let lifetimeMonitors else { return }
-        let first = mutableState.withLock { state in
-            guard !state.startAnnounced, state.machine.state == .initialized else { return false }
+        let lifetimeMonitors = mutableState.withLock { state -> CompositeEventMonitor? in
+            guard !state.startAnnounced, let monitors = state.eventMonitor, monitors.hasLifetimeMonitors,
+                state.machine.state != .cancelled, state.machine.state != .finished
+            else { return nil }
             state.startAnnounced = true
-            return true
+            return monitors
         }
-        if first { lifetimeMonitors.requestWillStart(self) }
+        lifetimeMonitors?.requestWillStart(self)
     }
 
     /// Resumes; `onRootQueue` says the caller runs on the session's root queue, where set-up may start at once

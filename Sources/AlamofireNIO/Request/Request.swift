@@ -126,9 +126,6 @@ public class Request: @unchecked Sendable {
     /// does not keep its session alive, and a session that goes away finishes its requests.
     weak let session: Session?
     let mutableState: Mutex<MutableState>
-    /// The session's monitors when some are ``RequestLifetimeMonitor``s; nil otherwise (the usual case),
-    /// so starting and ending a request costs nothing for them.
-    let lifetimeMonitors: CompositeEventMonitor?
 
     /// `Progress` of the upload of the body of the executed `URLRequest`. Reset to `0` if the `Request` is retried.
     public let uploadProgress: Progress
@@ -154,7 +151,6 @@ public class Request: @unchecked Sendable {
         state.interceptor = interceptor
         state.eventMonitor = eventMonitor
         self.mutableState = Mutex(state)
-        self.lifetimeMonitors = eventMonitor?.hasLifetimeMonitors == true ? eventMonitor : nil
     }
 
     // MARK: What each kind of request does differently
@@ -244,13 +240,12 @@ public class Request: @unchecked Sendable {
             return state.finishHandlers
         }
         handlers.forEach { $0() }
-        if let lifetimeMonitors {
-            let first = mutableState.withLock { state in
-                defer { state.endAnnounced = true }
-                return !state.endAnnounced
-            }
-            if first { lifetimeMonitors.requestDidEnd(self) }
+        let lifetimeMonitors = mutableState.withLock { state -> CompositeEventMonitor? in
+            guard !state.endAnnounced, let monitors = state.eventMonitor, monitors.hasLifetimeMonitors else { return nil }
+            state.endAnnounced = true
+            return monitors
         }
+        lifetimeMonitors?.requestDidEnd(self)
         session?.cleanup(after: self)
     }
 
@@ -266,6 +261,8 @@ public class Request: @unchecked Sendable {
     /// Clears the last attempt's outcome before the next one.
     func prepareForRetry() {
         mutableState.withLock { state in
+            // A retry after the end (a response serializer added later asked for it) ends again.
+            state.endAnnounced = false
             state.response = nil
             state.data = nil
             state.fileURL = nil
