@@ -221,6 +221,7 @@ extension Request {
             state.eventMonitor =
                 state.eventMonitor?.adding(eventMonitor) ?? CompositeEventMonitor(queue: underlyingQueue, monitors: [eventMonitor])
         }
+        if eventMonitor is any RequestLifetimeMonitor { hasLifetimeMonitors.store(true, ordering: .relaxed) }
         return self
     }
 }

@@ -93,6 +93,7 @@ extension Request {
     /// Tells the request's ``RequestLifetimeMonitor``s, once and on this thread (the caller's, where
     /// its task-local values are), that the request starts; not when it has been cancelled or finished.
     func announceStart() {
+        guard hasLifetimeMonitors.load(ordering: .relaxed) else { return }
         let lifetimeMonitors = mutableState.withLock { state -> CompositeEventMonitor? in
             guard !state.startAnnounced, let monitors = state.eventMonitor, monitors.hasLifetimeMonitors,
                 state.machine.state != .cancelled, state.machine.state != .finished

@@ -126,6 +126,9 @@ public class Request: @unchecked Sendable {
     /// does not keep its session alive, and a session that goes away finishes its requests.
     weak let session: Session?
     let mutableState: Mutex<MutableState>
+    /// Whether any of the request's monitors is a ``RequestLifetimeMonitor``: read without the lock,
+    /// so a request with none (the usual case) pays nothing to start and end.
+    let hasLifetimeMonitors: Atomic<Bool>
 
     /// `Progress` of the upload of the body of the executed `URLRequest`. Reset to `0` if the `Request` is retried.
     public let uploadProgress: Progress
@@ -151,6 +154,7 @@ public class Request: @unchecked Sendable {
         state.interceptor = interceptor
         state.eventMonitor = eventMonitor
         self.mutableState = Mutex(state)
+        self.hasLifetimeMonitors = Atomic(eventMonitor?.hasLifetimeMonitors ?? false)
     }
 
     // MARK: What each kind of request does differently
@@ -240,13 +244,18 @@ public class Request: @unchecked Sendable {
             return state.finishHandlers
         }
         handlers.forEach { $0() }
+        if hasLifetimeMonitors.load(ordering: .relaxed) { announceEnd() }
+        session?.cleanup(after: self)
+    }
+
+    /// Tells the request's ``RequestLifetimeMonitor``s, once (again only after a retry), that it ended.
+    private func announceEnd() {
         let lifetimeMonitors = mutableState.withLock { state -> CompositeEventMonitor? in
             guard !state.endAnnounced, let monitors = state.eventMonitor, monitors.hasLifetimeMonitors else { return nil }
             state.endAnnounced = true
             return monitors
         }
         lifetimeMonitors?.requestDidEnd(self)
-        session?.cleanup(after: self)
     }
 
     /// Stops `task` for a `cancel()`; a download may first keep what it needs to resume.
