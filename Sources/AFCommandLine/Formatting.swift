@@ -14,7 +14,6 @@ public enum OutputStyle: Sendable, Equatable {
         case failure = "31;1"
         case headerName = "36;1"
         case protocolName = "34;1"
-        case dim = "2"
     }
 
     /// `text` in `color`, or plain.
