@@ -21,13 +21,66 @@ import FoundationNetworking
 
     struct RefreshFailed: Error, Equatable {}
 
+    /// Counts requests an interceptor has taken in, and runs what waits for a number of them.
+    final class Arrivals: Sendable {
+        private let state = Mutex<(count: Int, waiting: [(count: Int, run: @Sendable () -> Void)])>((0, []))
+
+        func arrive() {
+            let ready = state.withLock { state in
+                state.count += 1
+                let count = state.count
+                let ready = state.waiting.filter { $0.count <= count }
+                state.waiting.removeAll { $0.count <= count }
+                return ready
+            }
+            for waiter in ready { waiter.run() }
+        }
+
+        /// Runs `body` once `count` requests have arrived.
+        func when(_ count: Int, _ body: @escaping @Sendable () -> Void) {
+            let now = state.withLock { state in
+                if state.count >= count { return true }
+                state.waiting.append((count, body))
+                return false
+            }
+            if now { body() }
+        }
+    }
+
+    /// Forwards to an `AuthenticationInterceptor` and counts each adapt and retry once the interceptor
+    /// has taken it in (applied it, queued it, or answered it).
+    struct CountingInterceptor<Wrapped: RequestInterceptor>: RequestInterceptor {
+        let wrapped: Wrapped
+        let adapted = Arrivals()
+        let retried = Arrivals()
+
+        func adapt(
+            _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+        ) {
+            wrapped.adapt(urlRequest, for: session, completion: completion)
+            adapted.arrive()
+        }
+
+        func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void) {
+            wrapped.retry(request, for: session, dueTo: error, completion: completion)
+            retried.arrive()
+        }
+    }
+
     final class TokenAuthenticator: Authenticator {
         private let refreshCount = Mutex(0)
         /// What the n-th refresh (from 1) gives.
         let refreshResult: @Sendable (Int) -> Result<Token, any Error>
+        /// When set, a refresh ends only once this many requests have arrived, instead of after a pause.
+        private let holdRefresh = Mutex<(arrivals: Arrivals, count: Int)?>(nil)
 
         init(refreshResult: @escaping @Sendable (Int) -> Result<Token, any Error> = { .success(Token(value: "fresh-\($0)")) }) {
             self.refreshResult = refreshResult
+        }
+
+        /// Makes refreshes end only once `count` requests have arrived at `arrivals`.
+        func holdRefreshes(until count: Int, arrive arrivals: Arrivals) {
+            holdRefresh.withLock { $0 = (arrivals, count) }
         }
 
         var refreshes: Int { refreshCount.withLock { $0 } }
@@ -40,6 +93,10 @@ import FoundationNetworking
             let count = refreshCount.withLock { count in
                 count += 1
                 return count
+            }
+            if let (arrivals, waitFor) = holdRefresh.withLock({ $0 }) {
+                arrivals.when(waitFor) { completion(self.refreshResult(count)) }
+                return
             }
             // A refresh takes a while, as a round trip to an authorization server does.
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { completion(self.refreshResult(count)) }
@@ -121,10 +178,14 @@ import FoundationNetworking
         }
     }
 
+    /// The refresh fails only once all ten requests are waiting for it: one that came later would start
+    /// over (Alamofire 5.12) and could refresh again.
     @Test func aFailedRefreshFailsEveryWaitingRequestWithItsError() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let authenticator = TokenAuthenticator { _ in .failure(RefreshFailed()) }
-            let expired = AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: "old", expired: true))
+            let expired = CountingInterceptor(
+                wrapped: AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: "old", expired: true)))
+            authenticator.holdRefreshes(until: 10, arrive: expired.adapted)
             let adapting = await Self.concurrentRequests(10, to: server, interceptor: expired)
             for response in adapting {
                 guard case .requestAdaptationFailed(let error)? = response.error, error is RefreshFailed else {
@@ -134,7 +195,8 @@ import FoundationNetworking
             }
             #expect(authenticator.refreshes == 1)
 
-            let revoked = AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: ""))
+            let revoked = CountingInterceptor(wrapped: AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: "")))
+            authenticator.holdRefreshes(until: 10, arrive: revoked.retried)
             let retrying = await Self.concurrentRequests(10, to: server, interceptor: revoked)
             for response in retrying {
                 guard case .requestRetryFailed(let error, _)? = response.error, error is RefreshFailed else {
