@@ -61,7 +61,8 @@ import FoundationNetworking
             adapted.arrive()
         }
 
-        func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void) {
+        func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void)
+        {
             wrapped.retry(request, for: session, dueTo: error, completion: completion)
             retried.arrive()
         }
@@ -195,7 +196,8 @@ import FoundationNetworking
             }
             #expect(authenticator.refreshes == 1)
 
-            let revoked = CountingInterceptor(wrapped: AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: "")))
+            let revoked = CountingInterceptor(
+                wrapped: AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: "")))
             authenticator.holdRefreshes(until: 10, arrive: revoked.retried)
             let retrying = await Self.concurrentRequests(10, to: server, interceptor: revoked)
             for response in retrying {

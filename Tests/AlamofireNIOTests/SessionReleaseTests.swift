@@ -15,9 +15,12 @@ import FoundationNetworking
     final class InvalidationMonitor: EventMonitor, Sendable {
         let queue = DispatchQueue(label: "invalidation-monitor")
         let invalidations = Mutex(0)
+        /// Yields at each invalidation.
+        let invalidated = AsyncStream<Void>.makeStream()
 
         func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
             invalidations.withLock { $0 += 1 }
+            invalidated.continuation.yield()
         }
     }
 
@@ -70,6 +73,10 @@ import FoundationNetworking
             let errors = completions.withLock { $0 }
             #expect(errors.count == 101)
             #expect(errors.allSatisfy { $0?.isSessionDeinitializedError == true })
+            // URLSession tells its delegate on the delegate queue, which tells the monitors.
+            try await withTimeout {
+                for await _ in monitor.invalidated.stream { break }
+            }
             monitor.queue.sync {}
             #expect(monitor.invalidations.withLock { $0 } == 1)
             #expect(requests.count == 101)

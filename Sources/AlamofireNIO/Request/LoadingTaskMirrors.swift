@@ -30,8 +30,14 @@ struct LoadingTaskMirror: @unchecked Sendable {
     }
 }
 
+/// A task stand-in: the ``SessionDelegate``'s URLSession methods find the loading task (and so the
+/// request) a stand-in they are handed mirrors.
+protocol LoadingTaskStandIn: URLSessionTask {
+    var mirror: LoadingTaskMirror { get }
+}
+
 /// The `URLSessionDataTask` of a data request.
-final class LoadingDataTask: URLSessionDataTask, @unchecked Sendable {
+final class LoadingDataTask: URLSessionDataTask, LoadingTaskStandIn, @unchecked Sendable {
     let mirror: LoadingTaskMirror
 
     init(_ task: LoadingTask) {
@@ -55,7 +61,7 @@ final class LoadingDataTask: URLSessionDataTask, @unchecked Sendable {
 }
 
 /// The `URLSessionUploadTask` of an upload request.
-final class LoadingUploadTask: URLSessionUploadTask, @unchecked Sendable {
+final class LoadingUploadTask: URLSessionUploadTask, LoadingTaskStandIn, @unchecked Sendable {
     let mirror: LoadingTaskMirror
 
     init(_ task: LoadingTask) {
@@ -79,7 +85,7 @@ final class LoadingUploadTask: URLSessionUploadTask, @unchecked Sendable {
 }
 
 /// The `URLSessionDownloadTask` of a download request.
-final class LoadingDownloadTask: URLSessionDownloadTask, @unchecked Sendable {
+final class LoadingDownloadTask: URLSessionDownloadTask, LoadingTaskStandIn, @unchecked Sendable {
     let mirror: LoadingTaskMirror
 
     init(_ task: LoadingTask) {
@@ -107,7 +113,7 @@ final class LoadingDownloadTask: URLSessionDownloadTask, @unchecked Sendable {
 }
 
 /// The `URLSessionWebSocketTask` of a WebSocket request.
-final class LoadingWebSocketTask: URLSessionWebSocketTask, @unchecked Sendable {
+final class LoadingWebSocketTask: URLSessionWebSocketTask, LoadingTaskStandIn, @unchecked Sendable {
     let mirror: LoadingTaskMirror
 
     init(_ task: LoadingTask) {

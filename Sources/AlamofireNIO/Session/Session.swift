@@ -146,6 +146,7 @@ open class Session: @unchecked Sendable {
         self.cachedResponseHandler = cachedResponseHandler
         self.eventMonitor = CompositeEventMonitor(queue: rootQueue, monitors: eventMonitors)
         self.urlSession = Mutex(nil)
+        delegate.eventMonitor = eventMonitor
         var transportConfiguration = HTTPTransport.Configuration()
         transportConfiguration.maximumConnectionsPerHost = max(1, configuration.httpMaximumConnectionsPerHost)
         transportConfiguration.tls.additionalTrustRoots = additionalTrustRoots.map { Array($0.data) }
@@ -161,19 +162,20 @@ open class Session: @unchecked Sendable {
 
     /// As in Alamofire: every request set up and not finished, and every one that will not resume on
     /// its own, finishes with `AFError.sessionDeinitialized` (one that resumes on its own finishes so
-    /// when it does); then the session is invalidated and the monitors hear
-    /// `urlSession(_:didBecomeInvalidWithError:)` with no error. Requests hold their session weakly,
-    /// so nothing but the user's references keeps it alive.
+    /// when it does); then the session is invalidated, and URLSession tells its delegate, whose
+    /// `urlSession(_:didBecomeInvalidWithError:)` tells the monitors, on the delegate queue. Requests
+    /// hold their session weakly, so nothing but the user's references keeps it alive.
     deinit {
         let unfinished = activeRequests.withLock { $0 }.union(unfinishedRequests.takeAll())
         for request in unfinished { request.sessionDeinitialized() }
         transport.shutdown()
-        // A URLSession (a libcurl handle on Linux) is made here only for monitors that hear of it.
+        // A URLSession (a libcurl handle on Linux) is made here only for a delegate or monitors that hear of it.
         let existing = urlSession.withLock { $0 }
-        guard existing != nil || eventMonitor.hears(.didBecomeInvalid) else { return }
+        guard existing != nil || eventMonitor.hears(.didBecomeInvalid) || delegate.routesThroughURLSessionMethods else { return }
         let session = existing ?? makeURLSession()
         session.invalidateAndCancel()
-        eventMonitor.urlSession(session, didBecomeInvalidWithError: nil)
+        // A session given to `init(session:…)` with another delegate: the monitors still hear it.
+        if session.delegate !== delegate { eventMonitor.urlSession(session, didBecomeInvalidWithError: nil) }
     }
 
     // MARK: Data requests

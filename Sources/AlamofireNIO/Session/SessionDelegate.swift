@@ -1,8 +1,9 @@
 package import AlamofireNIOLoading
 public import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
-package import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// Receives the loading tasks' events — the moments URLSession calls its delegate — and, as
@@ -10,22 +11,33 @@ package import FoundationNetworking
 /// and hands it to the ``Request`` the task runs for: redirects go to the redirect handler,
 /// responses to the request's response handler, files to the download's destination.
 ///
-/// Events arrive on the transport's event loops (a few that may block — a download's file to move,
-/// a response to cache — on a Dispatch thread); the request records them under its lock and moves to
-/// its own queue only when the task completes, so a request costs one hop between the wire and its
-/// validators and serializers. A user's `RedirectHandler` and `CachedResponseHandler` run on the
-/// session's root queue, as in Alamofire.
-///
 /// As in Alamofire it is an `NSObject` and a `URLSessionDelegate` (task, data and download too), and
-/// it is the delegate of the session's ``Session/session``. That `URLSession` loads nothing, so
-/// URLSession calls none of the delegate methods but `urlSession(_:didBecomeInvalidWithError:)` when
-/// the Session goes away; the loading tasks' events come here through the loading layer instead.
+/// it is the delegate of the session's ``Session/session``, whose invalidation it reports to the
+/// monitors. That `URLSession` loads nothing: the loading tasks' events come through the loading
+/// layer instead.
+///
+/// **Subclasses.** Its URLSession delegate methods are `open`, as in Alamofire. When the delegate is
+/// a subclass, every loading event goes through them, with the request's `URLSessionTask`
+/// (``Request/task``), so an override sees each event and decides whether and when to call `super`,
+/// which does Alamofire's work. The plain `SessionDelegate` skips that step. The methods run where
+/// the events arrive — a connection's event loop, or a Dispatch thread for a few that may block (a
+/// download's file, a response to cache) — not on a delegate queue: an override must not block.
+/// A user's `RedirectHandler` and `CachedResponseHandler` still run on the session's root queue,
+/// as in Alamofire. Server trust is evaluated by the ``ServerTrustManager``, never through
+/// `urlSession(_:task:didReceive:completionHandler:)`, which sees HTTP authentication challenges.
+///
+/// Events arrive on the transport's event loops; the request records them under its lock and moves
+/// to its own queue only when the task completes, so a request costs one hop between the wire and
+/// its validators and serializers.
 open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate, URLSessionDataDelegate, URLSessionDownloadDelegate,
     @unchecked Sendable
 {
-    // @unchecked: its only stored property is a constant.
+    // @unchecked: its stored properties are a constant and a Mutex.
     /// Used by downloads to move and remove files.
     public let fileManager: FileManager
+    /// The monitors of the session this delegate serves (Alamofire's `eventMonitor`): they hear the
+    /// URLSession's invalidation.
+    private let sessionMonitor = Mutex<CompositeEventMonitor?>(nil)
 
     /// Creates a session delegate.
     ///
@@ -35,201 +47,160 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
         super.init()
     }
 
-    /// URLSession's download delegate requirement. Never called here: downloads are moved to their
-    /// destination by the loading layer (see the type's overview).
-    open func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {}
-
-    private func request(for task: LoadingTask) -> Request? {
-        task.owner as? Request
+    /// The monitors told of the underlying session's invalidation; set by the ``Session`` this delegate is given to.
+    var eventMonitor: CompositeEventMonitor? {
+        get { sessionMonitor.withLock { $0 } }
+        set { sessionMonitor.withLock { $0 = newValue } }
     }
 
-    /// Runs a user's handler (a `RedirectHandler`, a `CachedResponseHandler`) on the session's root queue,
-    /// where Alamofire's `SessionDelegate` runs it: the loading task reports from an event loop or a
-    /// Dispatch thread, and a handler must block neither nor find itself elsewhere than Alamofire puts it.
-    private func onRootQueue(of request: Request, _ work: @escaping @Sendable () -> Void) {
-        guard let queue = request.session?.rootQueue else { return work() }
-        queue.async(execute: work)
+    /// Whether loading events go through the URLSession methods below: only for a subclass, which may override them.
+    final var routesThroughURLSessionMethods: Bool {
+        ObjectIdentifier(type(of: self)) != ObjectIdentifier(SessionDelegate.self)
     }
 
-    /// Tells the session's monitors of a URLSession event, when any would hear it; `event` gets the
-    /// session's `URLSession` and the task's stand-in.
-    func tell(
-        _ request: Request, about task: LoadingTask, _ kind: MonitorEvent,
-        _ event: @escaping @Sendable (any EventMonitor, URLSession, URLSessionTask) -> Void
+    // MARK: URLSessionDelegate
+
+    /// The underlying session was invalidated (the ``Session`` went away): the monitors hear it.
+    open func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
+        eventMonitor?.urlSession(session, didBecomeInvalidWithError: error)
+    }
+
+    // MARK: URLSessionTaskDelegate
+
+    /// A server asked for credentials (HTTP Basic, Digest): Alamofire's answer — an answer already
+    /// refused is not repeated (the 401 is the response); else the request's credential, else the
+    /// configuration's stored one, else the default handling.
+    open func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard let session = request.session, session.eventMonitor.hears(kind) else { return }
-        session.eventMonitor.performEvent(kind) { event($0, session.session, request.sessionTask(for: task)) }
+        guard let (request, loadingTask) = loading(of: task) else { return completionHandler(.performDefaultHandling, nil) }
+        let challenge = UncheckedSendable(challenge)
+        let answer = answerChallenge(
+            in: challenge.value.protectionSpace, previousFailureCount: challenge.value.previousFailureCount, for: request,
+            task: loadingTask, monitorsSee: { challenge.value })
+        switch answer {
+        case .useCredential(let credential): completionHandler(.useCredential, credential)
+        case .performDefaultHandling: completionHandler(.performDefaultHandling, nil)
+        case .rejectProtectionSpace: completionHandler(.rejectProtectionSpace, nil)
+        case .cancelAuthenticationChallenge: completionHandler(.cancelAuthenticationChallenge, nil)
+        }
     }
-}
 
-extension SessionDelegate: LoadingTaskDelegate {
-    package func loadingTask(
-        _ task: LoadingTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    /// Body bytes were sent: the monitors hear it and the request's upload progress moves.
+    open func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
     ) {
-        guard let request = request(for: task) else { return completionHandler(newRequest) }
-        tell(request, about: task, .taskWillPerformHTTPRedirection) {
-            $0.urlSession($1, task: $2, willPerformHTTPRedirection: response, newRequest: newRequest)
-        }
-        guard let handler = request.redirectHandler ?? request.session?.redirectHandler else { return completionHandler(newRequest) }
-        let sessionTask = request.sessionTask(for: task)
-        onRootQueue(of: request) {
-            handler.task(sessionTask, willBeRedirectedTo: newRequest, for: response) { completionHandler($0) }
-        }
+        guard let (request, loadingTask) = loading(of: task) else { return }
+        didSendBodyData(
+            bytesSent, totalBytesSent: totalBytesSent,
+            totalBytesExpectedToSend: totalBytesExpectedToSend == NSURLSessionTransferSizeUnknown ? nil : totalBytesExpectedToSend,
+            for: request, task: loadingTask)
     }
 
-    package func loadingTask(
-        _ task: LoadingTask, didReceive challenge: LoadingChallenge,
-        completionHandler: @escaping @Sendable (LoadingChallenge.Disposition) -> Void
+    /// The task needs its streamed body again (after a redirect or an authentication challenge): the
+    /// stream already read cannot be sent again, so the task fails with `.requestBodyStreamExhausted`.
+    open func urlSession(
+        _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        guard let request = request(for: task) else { return completionHandler(.performDefaultHandling) }
-        tell(request, about: task, .taskDidReceiveChallenge) { monitor, session, sessionTask in
-            let challenge = URLAuthenticationChallenge(
-                protectionSpace: challenge.protectionSpace, proposedCredential: nil, previousFailureCount: challenge.previousFailureCount,
-                failureResponse: challenge.failureResponse, error: nil, sender: ChallengeSender())
-            monitor.urlSession(session, task: sessionTask, didReceive: challenge)
+        if let (request, loadingTask) = loading(of: task) {
+            tell(request, about: loadingTask, .taskNeedsNewBodyStream) { $0.urlSession($1, taskNeedsNewBodyStream: $2) }
         }
-        // Alamofire's answer: an answer already refused is not repeated (the 401 is the response); else the
-        // request's credential, else the configuration's stored one, else URLSession's default handling.
-        guard challenge.previousFailureCount == 0 else { return completionHandler(.rejectProtectionSpace) }
-        completionHandler(credential(for: request, in: challenge.protectionSpace).map { .useCredential($0) } ?? .performDefaultHandling)
-    }
-
-    /// The request's credential, else the session's stored one for `protectionSpace`, as Alamofire's `credential(for:in:)`.
-    private func credential(for request: Request, in protectionSpace: URLProtectionSpace) -> URLCredential? {
-        request.credential ?? request.session?.loading.defaultCredential(for: protectionSpace)
-    }
-
-    package func loadingTaskNeedsNewBodyStream(_ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {
-        if let request = request(for: task) {
-            tell(request, about: task, .taskNeedsNewBodyStream) { $0.urlSession($1, taskNeedsNewBodyStream: $2) }
-        }
-        // The stream already read cannot be sent again: the task fails with `.requestBodyStreamExhausted`.
         completionHandler(nil)
     }
 
-    package func loadingTask(_ task: LoadingTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
-    {
-        guard let request = request(for: task) else { return }
-        tell(request, about: task, .taskDidSendBodyData) {
-            $0.urlSession(
-                $1, task: $2, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
-                totalBytesExpectedToSend: totalBytesExpectedToSend ?? NSURLSessionTransferSizeUnknown)
-        }
-        request.updateProgress(.upload, completed: totalBytesSent, total: totalBytesExpectedToSend)
-    }
-
-    package func loadingTask(
-        _ task: LoadingTask, didReceiveBodyBytes bytesReceived: Int64, totalBytesReceived: Int64, totalBytesExpected: Int64?
+    /// A redirect: the monitors hear it, then the request's (or the session's) ``RedirectHandler``
+    /// decides on the root queue; without one, it is followed.
+    open func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        guard let request = request(for: task) else { return }
-        if request is DownloadRequest {
-            tell(request, about: task, .downloadTaskDidWriteData) { monitor, session, sessionTask in
-                guard let downloadTask = sessionTask as? URLSessionDownloadTask else { return }
-                monitor.urlSession(
-                    session, downloadTask: downloadTask, didWriteData: bytesReceived, totalBytesWritten: totalBytesReceived,
-                    totalBytesExpectedToWrite: totalBytesExpected ?? NSURLSessionTransferSizeUnknown)
-            }
-        }
-        request.updateProgress(.download, completed: totalBytesReceived, total: totalBytesExpected)
+        guard let (owner, loadingTask) = loading(of: task) else { return completionHandler(request) }
+        performRedirection(to: request, from: response, for: owner, task: loadingTask, completionHandler: completionHandler)
     }
 
-    package func loadingTask(
-        _ task: LoadingTask, didReceive response: ReceivedResponse,
-        completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
-    ) {
-        guard let request = request(for: task) else { return completionHandler(.allow) }
-        tell(request, about: task, .dataTaskDidReceiveResponse) { monitor, session, sessionTask in
-            guard let dataTask = sessionTask as? URLSessionDataTask else { return }
-            monitor.urlSession(session, dataTask: dataTask, didReceive: response.urlResponse)
-        }
-        request.didReceiveResponse(response, completionHandler: completionHandler)
-    }
-
-    package func loadingTask(_ task: LoadingTask, didReceive data: Data) {
-        guard let request = request(for: task) else { return }
-        tell(request, about: task, .dataTaskDidReceiveData) { monitor, session, sessionTask in
-            guard let dataTask = sessionTask as? URLSessionDataTask else { return }
-            monitor.urlSession(session, dataTask: dataTask, didReceive: data)
-        }
-        request.didReceiveData(data)
-    }
-
-    package func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async {
-        switch request(for: task) {
-        case let request as DataStreamRequest: await request.awaitDemand()
-        case let request as WebSocketRequest: await request.awaitDemand()
-        default: break
-        }
-    }
-
-    package func loadingTask(_ task: LoadingTask, didOpenWebSocketWithProtocol protocol: String?) {
-        (request(for: task) as? WebSocketRequest)?.didConnect(protocol: `protocol`)
-    }
-
-    package func loadingTask(_ task: LoadingTask, didReceive message: URLSessionWebSocketTask.Message) {
-        (request(for: task) as? WebSocketRequest)?.didReceiveMessage(message)
-    }
-
-    package func loadingTask(_ task: LoadingTask, didCloseWith code: URLSessionWebSocketTask.CloseCode, reason: Data?) {
-        (request(for: task) as? WebSocketRequest)?.didDisconnect(closeCode: code, reason: reason)
-    }
-
-    package func loadingTask(_ task: LoadingTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {
-        guard let request = request(for: task) as? DownloadRequest else { return }
-        tell(request, about: task, .downloadTaskDidResumeAtOffset) { monitor, session, sessionTask in
-            guard let downloadTask = sessionTask as? URLSessionDownloadTask else { return }
-            monitor.urlSession(session, downloadTask: downloadTask, didResumeAtOffset: fileOffset, expectedTotalBytes: expectedTotalBytes)
-        }
-        request.updateProgress(.download, completed: fileOffset, total: expectedTotalBytes >= 0 ? expectedTotalBytes : nil)
-    }
-
-    package func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL) {
-        guard let request = request(for: task) as? DownloadRequest else { return }
-        tell(request, about: task, .downloadTaskDidFinishDownloading) { monitor, session, sessionTask in
-            guard let downloadTask = sessionTask as? URLSessionDownloadTask else { return }
-            monitor.urlSession(session, downloadTask: downloadTask, didFinishDownloadingTo: location)
-        }
-        request.didFinishDownloading(using: task, to: location, fileManager: fileManager)
-    }
-
-    package func loadingTask(
-        _ task: LoadingTask, willCacheResponse proposedResponse: CachedURLResponse,
-        completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
-    ) {
-        guard let request = request(for: task), let dataTask = request.sessionTask(for: task) as? URLSessionDataTask else {
-            return completionHandler(proposedResponse)
-        }
-        tell(request, about: task, .dataTaskWillCacheResponse) { monitor, session, _ in
-            monitor.urlSession(session, dataTask: dataTask, willCacheResponse: proposedResponse)
-        }
-        guard let handler = request.cachedResponseHandler ?? request.session?.cachedResponseHandler else {
-            return completionHandler(proposedResponse)
-        }
-        onRootQueue(of: request) {
-            handler.dataTask(dataTask, willCacheResponse: proposedResponse) { completionHandler($0) }
-        }
-    }
-
-    package func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics) {
-        guard let request = request(for: task) else { return }
-        tell(request, about: task, .taskDidFinishCollectingMetrics) { $0.urlSession($1, task: $2, didFinishCollecting: metrics) }
+    /// The task's metrics: the monitors hear them and the request records them (``Request/allMetrics``).
+    ///
+    /// `TaskMetrics` is what AlamofireNIO's `URLSessionTaskMetrics` names, so an override written as in
+    /// Alamofire (`didFinishCollecting metrics: URLSessionTaskMetrics`) overrides this method.
+    open func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics) {
+        guard let (request, loadingTask) = loading(of: task) else { return }
+        tell(request, about: loadingTask, .taskDidFinishCollectingMetrics) { $0.urlSession($1, task: $2, didFinishCollecting: metrics) }
         request.didGatherMetrics(metrics)
     }
 
-    package func loadingTask(_ task: LoadingTask, didCompleteWithError error: URLError?) {
-        guard let request = request(for: task) else { return }
-        tell(request, about: task, .taskDidComplete) { $0.urlSession($1, task: $2, didCompleteWithError: error) }
-        request.didCompleteTask(task, with: error)
+    /// The task completed: the monitors hear it, and the request finishes (validation, retry, serialization).
+    open func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let (request, loadingTask) = loading(of: task) else { return }
+        let failure = error.map { $0 as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: $0]) }
+        tell(request, about: loadingTask, .taskDidComplete) { $0.urlSession($1, task: $2, didCompleteWithError: failure) }
+        request.didCompleteTask(loadingTask, with: failure)
     }
-}
 
-/// The sender of the `URLAuthenticationChallenge`s handed to event monitors: they only observe, so
-/// its answers do nothing (the loading layer has the request's own answer).
-final class ChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
-    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {}
-    func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {}
-    func cancel(_ challenge: URLAuthenticationChallenge) {}
-    func performDefaultHandling(for challenge: URLAuthenticationChallenge) {}
-    func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {}
+    /// Alamofire's hook for a task waiting for connectivity: the monitors hear it. AlamofireNIO's tasks do not wait
+    /// for connectivity (a ``OfflineRetrier`` does), so it is not called but by an override's `super`.
+    open func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
+        guard let (request, loadingTask) = loading(of: task) else { return }
+        tell(request, about: loadingTask, .taskIsWaitingForConnectivity) { $0.urlSession($1, taskIsWaitingForConnectivity: $2) }
+    }
+
+    // MARK: URLSessionDataDelegate
+
+    /// The response head arrived: the monitors hear it and the request's response handler, if any, decides
+    /// whether the task goes on (``DataRequest/onHTTPResponse(on:perform:)``).
+    open func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let (request, loadingTask) = loading(of: dataTask) else { return completionHandler(.allow) }
+        let received =
+            loadingTask.snapshot.receivedResponse.flatMap { $0.urlResponse === response ? $0 : nil } ?? ReceivedResponse(response)
+        didReceive(received, for: request, task: loadingTask) { completionHandler($0 == .cancel ? .cancel : .allow) }
+    }
+
+    /// Body bytes arrived: the monitors hear them and the request keeps or streams them.
+    open func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let (request, loadingTask) = loading(of: dataTask) else { return }
+        didReceive(data, for: request, task: loadingTask)
+    }
+
+    /// A response may be cached: the monitors hear it, then the request's (or the session's)
+    /// ``CachedResponseHandler`` decides on the root queue; without one, it is cached as proposed.
+    open func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
+        completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
+    ) {
+        guard let (request, loadingTask) = loading(of: dataTask) else { return completionHandler(proposedResponse) }
+        willCache(proposedResponse, for: request, task: loadingTask, dataTask: dataTask, completionHandler: completionHandler)
+    }
+
+    // MARK: URLSessionDownloadDelegate
+
+    /// A download continues from resume data: the monitors hear it and the progress starts at `fileOffset`.
+    open func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64
+    ) {
+        guard let (request, loadingTask) = loading(of: downloadTask), let download = request as? DownloadRequest else { return }
+        didResume(download, task: loadingTask, atOffset: fileOffset, expectedTotalBytes: expectedTotalBytes)
+    }
+
+    /// Downloaded bytes were written: the monitors hear it and the download's progress moves.
+    open func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64, totalBytesWritten: Int64,
+        totalBytesExpectedToWrite: Int64
+    ) {
+        guard let (request, loadingTask) = loading(of: downloadTask) else { return }
+        didWrite(
+            bytesWritten, totalBytesWritten: totalBytesWritten,
+            totalBytesExpectedToWrite: totalBytesExpectedToWrite == NSURLSessionTransferSizeUnknown ? nil : totalBytesExpectedToWrite,
+            for: request, task: loadingTask)
+    }
+
+    /// The body is in a temporary file at `location`, there only until this returns: the monitors hear it and the
+    /// download moves it where its destination says.
+    open func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        guard let (request, loadingTask) = loading(of: downloadTask), let download = request as? DownloadRequest else { return }
+        didFinishDownloading(download, task: loadingTask, to: location)
+    }
 }
