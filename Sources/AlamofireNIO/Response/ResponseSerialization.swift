@@ -104,7 +104,7 @@ extension DataPreprocessor where Self == GoogleXSSIPreprocessor {
 }
 
 /// The data itself; an empty body is an error unless the method or status allows it.
-public struct DataResponseSerializer: ResponseSerializer {
+public final class DataResponseSerializer: ResponseSerializer {
     /// The preprocessor applied to the data before it is returned.
     public let dataPreprocessor: any DataPreprocessor
     /// The status codes whose responses may be empty.
@@ -135,7 +135,7 @@ public struct DataResponseSerializer: ResponseSerializer {
 }
 
 /// Text, in the given encoding, else the response's charset, else ISO Latin 1 (as Alamofire).
-public struct StringResponseSerializer: ResponseSerializer {
+public final class StringResponseSerializer: ResponseSerializer {
     /// The preprocessor applied to the data before it is decoded as text.
     public let dataPreprocessor: any DataPreprocessor
     /// The encoding to use; nil follows the response.
@@ -200,7 +200,7 @@ extension String.Encoding {
 }
 
 /// `JSONSerialization`'s value; an empty body is `NSNull` when allowed.
-public struct JSONResponseSerializer: ResponseSerializer {
+public final class JSONResponseSerializer: ResponseSerializer {
     /// The preprocessor applied to the data before it is parsed.
     public let dataPreprocessor: any DataPreprocessor
     /// The status codes whose responses may be empty.
@@ -269,7 +269,7 @@ extension Empty: EmptyResponse {
 
 /// A `Decodable` value; an empty body decodes to `T.emptyValue()` when `T` is ``EmptyResponse`` and
 /// the method or status allows emptiness.
-public struct DecodableResponseSerializer<T: Decodable>: ResponseSerializer {
+public final class DecodableResponseSerializer<T: Decodable>: ResponseSerializer {
     /// The preprocessor applied to the data before it is decoded.
     public let dataPreprocessor: any DataPreprocessor
     /// The decoder that turns the data into `T`.
@@ -316,7 +316,7 @@ public struct DecodableResponseSerializer<T: Decodable>: ResponseSerializer {
 }
 
 /// A property list value, as `PropertyListSerialization` reads it.
-public struct PropertyListResponseSerializer: ResponseSerializer {
+public final class PropertyListResponseSerializer: ResponseSerializer {
     /// The preprocessor applied to the data before it is parsed.
     public let dataPreprocessor: any DataPreprocessor
     /// The status codes whose responses may be empty.
