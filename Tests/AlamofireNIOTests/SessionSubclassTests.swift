@@ -282,6 +282,40 @@ private final class RecordingSession: Session, @unchecked Sendable {
         #expect(requests.allSatisfy { $0.state == .initialized })
         requests.forEach { $0.cancel() }
     }
+
+    /// As with Alamofire, a subclass's own initializer calls the designated `init(session:delegate:rootQueue:…)`
+    /// with a URLSession it made; a subclass without initializers inherits them all.
+    @Test func aSubclassInitializerCallsTheDesignatedInitializerWithItsURLSession() {
+        let stub = StubbedSession()
+        #expect(stub.session === stub.underlying)
+        #expect(stub.session.delegate === stub.delegate)
+        #expect(stub.configuration.httpAdditionalHeaders?["X-Stub"] as? String == "yes")
+        #expect(stub.startRequestsImmediately == false)
+
+        let inherited = InheritingSession(configuration: .ephemeral, startRequestsImmediately: true)
+        #expect(inherited.session.delegate === inherited.delegate)
+        #expect(inherited.session.delegateQueue.underlyingQueue === inherited.rootQueue)
+    }
+}
+
+/// A subclass that declares no initializer.
+private final class InheritingSession: Session, @unchecked Sendable {}
+
+/// A mock as Alamofire users write one: its initializer makes the URLSession and hands it up.
+private final class StubbedSession: Session, @unchecked Sendable {
+    let underlying: URLSession
+
+    init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["X-Stub": "yes"]
+        let delegate = SessionDelegate()
+        let rootQueue = DispatchQueue(label: "stub.rootQueue")
+        let delegateQueue = OperationQueue()
+        delegateQueue.maxConcurrentOperationCount = 1
+        delegateQueue.underlyingQueue = rootQueue
+        underlying = URLSession(configuration: configuration, delegate: delegate, delegateQueue: delegateQueue)
+        super.init(session: underlying, delegate: delegate, rootQueue: rootQueue, startRequestsImmediately: false)
+    }
 }
 
 /// Alamofire's parameter encoders are open classes: a subclass can change how parameters are encoded.

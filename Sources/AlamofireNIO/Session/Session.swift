@@ -63,19 +63,24 @@ open class Session: @unchecked Sendable {
     /// Requests made that will not resume on their own, held weakly until they finish, for ``deinit``
     /// (the others are in ``activeRequests`` once set up).
     let unfinishedRequests = RequestRegistry()
-    /// The ``session`` once made (or given to `init(session:…)`).
-    let urlSession: Mutex<URLSession?>
+    /// The underlying `URLSession`, made with this session's ``delegate`` and a delegate queue on ``rootQueue``, as in
+    /// Alamofire. It loads nothing (AlamofireNIO's transport does): the event monitors' URLSession events carry it,
+    /// and it is invalidated when the Session goes away.
+    public let session: URLSession
 
-    /// Creates a `Session` from a `URLSessionConfiguration`.
+    /// Creates a `Session` from a `URLSession` (Alamofire's designated initializer): its configuration's headers,
+    /// timeouts and connection limit apply, and it is the ``session`` the event monitors see. It loads nothing;
+    /// AlamofireNIO's transport does.
+    ///
+    /// - Note: As in Alamofire, `session`'s delegate should be `delegate` and its delegate queue should run on
+    ///         `rootQueue`: the delegate then hears the session's invalidation when this `Session` goes away.
     ///
     /// - Parameters:
-    ///   - configuration:            `URLSessionConfiguration` whose headers, timeouts and connection limit apply.
-    ///                               Changes to this value after being passed to this initializer will have no effect.
-    ///                               `URLSessionConfiguration.af.default` by default.
+    ///   - session:                  Underlying `URLSession` for this instance. Changes to its configuration after
+    ///                               being passed to this initializer will have no effect.
     ///   - delegate:                 `SessionDelegate` that hands the loading tasks' events to the `Request`s.
-    ///                               `SessionDelegate()` by default.
     ///   - rootQueue:                Root `DispatchQueue` for all internal callbacks and state updates. **MUST** be a
-    ///                               serial queue. `DispatchQueue(label: "org.alamofire.session.rootQueue")` by default.
+    ///                               serial queue.
     ///   - startRequestsImmediately: Determines whether this instance will automatically start all `Request`s once a
     ///                               response handler is added. `true` by default.
     ///   - requestSetup:             Determines when the `Session` will perform the internal setup for created
@@ -112,9 +117,9 @@ open class Session: @unchecked Sendable {
     ///                               its server and its client share loops. (AlamofireNIO's own.)
     ///   - logger:                   Where the session logs; silent by default. (AlamofireNIO's own.)
     public init(
-        configuration: URLSessionConfiguration = URLSessionConfiguration.af.default,
-        delegate: SessionDelegate = SessionDelegate(),
-        rootQueue: DispatchQueue = DispatchQueue(label: "org.alamofire.session.rootQueue"),
+        session: URLSession,
+        delegate: SessionDelegate,
+        rootQueue: DispatchQueue,
         startRequestsImmediately: Bool = true,
         requestSetup: RequestSetup = .lazy,
         requestQueue: DispatchQueue? = nil,
@@ -131,6 +136,8 @@ open class Session: @unchecked Sendable {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "org.alamofire.session", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
+        let configuration = session.configuration
+        self.session = session
         self.configuration = configuration
         self.delegate = delegate
         self.logger = logger
@@ -145,7 +152,6 @@ open class Session: @unchecked Sendable {
         self.redirectHandler = redirectHandler
         self.cachedResponseHandler = cachedResponseHandler
         self.eventMonitor = CompositeEventMonitor(queue: rootQueue, monitors: eventMonitors)
-        self.urlSession = Mutex(nil)
         delegate.eventMonitor = eventMonitor
         var transportConfiguration = HTTPTransport.Configuration()
         transportConfiguration.maximumConnectionsPerHost = max(1, configuration.httpMaximumConnectionsPerHost)
@@ -169,10 +175,6 @@ open class Session: @unchecked Sendable {
         let unfinished = activeRequests.withLock { $0 }.union(unfinishedRequests.takeAll())
         for request in unfinished { request.sessionDeinitialized() }
         transport.shutdown()
-        // A URLSession (a libcurl handle on Linux) is made here only for a delegate or monitors that hear of it.
-        let existing = urlSession.withLock { $0 }
-        guard existing != nil || eventMonitor.hears(.didBecomeInvalid) || delegate.routesThroughURLSessionMethods else { return }
-        let session = existing ?? makeURLSession()
         session.invalidateAndCancel()
         // A session given to `init(session:…)` with another delegate: the monitors still hear it.
         if session.delegate !== delegate { eventMonitor.urlSession(session, didBecomeInvalidWithError: nil) }
