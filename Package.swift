@@ -54,7 +54,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // Layer 3: Alamofire's API. It uses the transport only to build it for the loading layer.
+        // Layer 3: Alamofire's API. It uses the transport only to build it for the loading layer (in `Session.swift`).
         .target(
             name: "AlamofireNIO",
             dependencies: [
@@ -84,6 +84,9 @@ let package = Package(
                 // Digest authentication's hashes (SHA-512-256 is in CryptoExtras).
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                // The certificates of the trust hook, client identities and OCSP queries it hands the API layer.
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

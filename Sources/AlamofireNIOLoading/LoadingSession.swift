@@ -82,11 +82,11 @@ package final class LoadingSession: Sendable {
     package func makeTask(
         with request: URLRequest, body: RequestBody? = nil, destination: LoadingTask.Destination = .memory,
         resuming resumption: DownloadResumption? = nil, delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)? = nil,
-        clientIdentity: TransportClientIdentity? = nil
+        clientIdentity: ClientCertificateIdentity? = nil
     ) -> LoadingTask {
         LoadingTask(
             session: self, identifier: lastTaskIdentifier.add(1, ordering: .relaxed).newValue, request: request, body: body,
-            destination: destination, resuming: resumption, delegate: delegate, owner: owner, clientIdentity: clientIdentity)
+            destination: destination, resuming: resumption, delegate: delegate, owner: owner, clientIdentity: clientIdentity?.transportIdentity)
     }
 
     /// The configuration's stored credential for `protectionSpace`, matched field by field.

@@ -195,7 +195,7 @@ extension Request {
         guard let session else { return sessionDeinitialized() }
         let task = session.loading.makeTask(
             with: urlRequest, body: loadingBody(), destination: loadingDestination(), resuming: loadingResumption(for: urlRequest),
-            delegate: session.delegate, owner: self, clientIdentity: clientIdentity?.transportIdentity)
+            delegate: session.delegate, owner: self, clientIdentity: clientIdentity?.identity)
         decideThenPerform { state in
             let action = state.machine.taskCreated(task)
             guard action != .discard else { return [] }

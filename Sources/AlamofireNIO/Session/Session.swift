@@ -156,8 +156,10 @@ open class Session: @unchecked Sendable {
         var transportConfiguration = HTTPTransport.Configuration()
         transportConfiguration.maximumConnectionsPerHost = max(1, configuration.httpMaximumConnectionsPerHost)
         transportConfiguration.tls.additionalTrustRoots = additionalTrustRoots.map { Array($0.data) }
-        transportConfiguration.tls.clientIdentity = clientIdentity?.transportIdentity
-        transportConfiguration.tls.serverTrustEvaluator = serverTrustManager.map(ServerTrustBridge.transportEvaluator(for:))
+        transportConfiguration.tls.clientIdentity = clientIdentity?.identity.transportIdentity
+        transportConfiguration.tls.serverTrustEvaluator = serverTrustManager.map {
+            ServerTrustQuestion.transportEvaluator(ServerTrustBridge.judge(for: $0))
+        }
         transportConfiguration.allowsHTTP2 = allowsHTTP2
         transportConfiguration.proxies = ProxySelection.settings(for: configuration, logger: logger)
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)

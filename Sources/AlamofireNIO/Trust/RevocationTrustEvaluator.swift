@@ -1,7 +1,5 @@
-import AlamofireNIOTransport
+import AlamofireNIOLoading
 public import Foundation
-import NIOCore
-import NIOHTTP1
 import X509
 
 /// An evaluator which Uses the default and revoked server trust evaluations allowing you to control whether to validate
@@ -143,16 +141,12 @@ struct OCSPResponderClient: OCSPRequester {
         guard let url = URL(string: uri), ["http", "https"].contains(url.scheme?.lowercased()) else {
             return unanswered("the OCSP responder URI \(uri) is not an HTTP URL")
         }
-        let transportRequest = TransportRequest(
-            method: .POST, url: url, headers: ["Content-Type": "application/ocsp-request", "Accept": "application/ocsp-response"],
-            body: .bytes(ByteBuffer(bytes: request)), timeouts: .init(connect: .seconds(10), idle: .seconds(10), total: nil))
-        // A transport of the query's own, shut down after it: no state outlives the evaluation.
-        let transport = HTTPTransport()
-        defer { transport.shutdown() }
         do {
-            let response = try await transport.execute(transportRequest, collectingUpTo: Self.maximumResponseSize)
-            guard response.head.status == .ok else { return unanswered("the OCSP responder answered \(response.head.status.code)") }
-            return .response(Array(buffer: response.body))
+            let response = try await StandaloneExchange.post(
+                request, to: url, headers: [("Content-Type", "application/ocsp-request"), ("Accept", "application/ocsp-response")],
+                maximumBytes: Self.maximumResponseSize, timeout: 10)
+            guard response.status == 200 else { return unanswered("the OCSP responder answered \(response.status)") }
+            return .response(response.body)
         } catch {
             return unanswered("the OCSP responder could not be reached: \(error)")
         }

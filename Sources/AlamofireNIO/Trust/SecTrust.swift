@@ -1,4 +1,4 @@
-import AlamofireNIOTransport
+import AlamofireNIOLoading
 public import Foundation
 import Synchronization
 import X509
@@ -13,7 +13,7 @@ public final class SecTrust: Sendable, CustomStringConvertible {
     /// The certificates the server presented, its own first.
     let chain: [SecCertificate]
     /// The roots trusted unless anchors are set: the system's plus the session's additional ones.
-    let defaultAnchors: TrustAnchors
+    let defaultRoots: TrustRoots
     private let settings: Mutex<Settings>
 
     private struct Settings {
@@ -30,12 +30,12 @@ public final class SecTrust: Sendable, CustomStringConvertible {
     ///   - certificates: the chain, the server's own certificate first.
     ///   - policies: what to check; `SecPolicy.af.default` by default.
     public convenience init(certificates: [SecCertificate], policies: [SecPolicy] = [SecPolicy.af.default]) {
-        self.init(chain: certificates, defaultAnchors: TrustAnchors([], includingSystemRoots: true), policies: policies)
+        self.init(chain: certificates, defaultRoots: TrustRoots([], includingSystemRoots: true), policies: policies)
     }
 
-    init(chain: [SecCertificate], defaultAnchors: TrustAnchors, policies: [SecPolicy]) {
+    init(chain: [SecCertificate], defaultRoots: TrustRoots, policies: [SecPolicy]) {
         self.chain = chain
-        self.defaultAnchors = defaultAnchors
+        self.defaultRoots = defaultRoots
         self.settings = Mutex(Settings(policies: policies, anchors: nil, evaluatedChain: nil))
     }
 
@@ -64,7 +64,7 @@ public final class SecTrust: Sendable, CustomStringConvertible {
     ///   `.serverCertificateUntrusted` for the name), or a ``RevocationCheckError``.
     func evaluatePolicies() throws {
         let (policies, anchors) = settings.withLock { ($0.policies, $0.anchors) }
-        let roots = anchors.map { TrustAnchors($0.map(\.certificate), trustingAnchoredLeaves: true) } ?? defaultAnchors
+        let roots = anchors.map { TrustRoots($0.map(\.certificate), trustingAnchoredLeaves: true) } ?? defaultRoots
         let parsed = chain.map(\.certificate)
         var hostname: String?
         var revocation: RevocationTrustEvaluator.Options?
@@ -75,14 +75,10 @@ public final class SecTrust: Sendable, CustomStringConvertible {
             }
         }
         let path = try BlockingEvaluation.run { [hostname, revocation] in
-            do {
-                guard !parsed.isEmpty else { throw TransportError(.serverCertificateUntrusted, "the server presented no certificate") }
-                let path = try await roots.evaluate(chain: parsed, host: hostname, now: Date())
-                if let revocation { try await RevocationCheck(options: revocation).check(chain: parsed, roots: roots.store) }
-                return path
-            } catch let error as TransportError {
-                throw error.urlError(for: nil)
-            }
+            // An empty chain fails as untrusted.
+            let path = try await roots.evaluate(chain: parsed, host: hostname, now: Date())
+            if let revocation { try await RevocationCheck(options: revocation).check(chain: parsed, roots: roots.store) }
+            return path
         }
         // The server's own certificates keep their objects; the root found is wrapped.
         let evaluated = try? path.map { certificate in

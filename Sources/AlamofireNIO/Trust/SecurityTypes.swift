@@ -1,4 +1,4 @@
-import AlamofireNIOTransport
+import AlamofireNIOLoading
 public import Foundation
 import SwiftASN1
 public import X509
@@ -53,7 +53,7 @@ public final class SecCertificate: Hashable, Sendable, CustomStringConvertible {
 
     /// The certificates in PEM (any number) or DER (one) bytes.
     static func certificates(in data: Data) throws -> [SecCertificate] {
-        try CertificateEncoding.certificates(in: Array(data)).map(SecCertificate.init(certificate:))
+        try CertificateFiles.certificates(in: Array(data)).map(SecCertificate.init(certificate:))
     }
 
     /// The certificate's public key.
@@ -149,7 +149,7 @@ extension AlamofireExtension where ExtendedType == SecPolicy {
 /// (`request.authenticate(with:)`). Connections are pooled per identity, so make one per identity
 /// and reuse it.
 public final class SecIdentity: Sendable {
-    let transportIdentity: TransportClientIdentity
+    let identity: ClientCertificateIdentity
 
     /// Reads a certificate chain and its private key, each PEM or DER.
     /// - Parameters:
@@ -157,7 +157,7 @@ public final class SecIdentity: Sendable {
     ///   - privateKey: the first certificate's private key (PEM, or PKCS#8, SEC1 or PKCS#1 DER).
     /// - Throws: NIOSSL's error when they cannot be read.
     public init(certificateChain: [Data], privateKey: Data) throws {
-        transportIdentity = try TransportClientIdentity(certificates: certificateChain.map { Array($0) }, privateKey: Array(privateKey))
+        identity = try ClientCertificateIdentity(certificates: certificateChain.map { Array($0) }, privateKey: Array(privateKey))
     }
 
     /// Reads a PKCS#12 archive (`.p12` or `.pfx`), as `SecPKCS12Import` does.
@@ -166,7 +166,7 @@ public final class SecIdentity: Sendable {
     ///   - password: its password; nil for none.
     /// - Throws: NIOSSL's error when the archive cannot be opened (a wrong password, say).
     public init(pkcs12Data: Data, password: String?) throws {
-        transportIdentity = try TransportClientIdentity(pkcs12: Array(pkcs12Data), password: password)
+        identity = try ClientCertificateIdentity(pkcs12: Array(pkcs12Data), password: password)
     }
 
     /// Reads the chain and key from files (PEM or DER each).

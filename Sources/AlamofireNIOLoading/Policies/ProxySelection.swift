@@ -1,10 +1,9 @@
-import AlamofireNIOLoading
-import AlamofireNIOTransport
+package import AlamofireNIOTransport
 import Foundation
-import Logging
+package import Logging
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+package import FoundationNetworking
 #endif
 
 /// Where a Session's proxies come from: its configuration's `connectionProxyDictionary` when it has
@@ -13,8 +12,9 @@ import FoundationNetworking
 /// URL gets them from the configuration's `urlCredentialStorage`: a credential stored for a proxy
 /// protection space with the proxy's host and port. Basic goes with every request up front; a proxy
 /// that answers 407 with a Digest challenge is answered once, with the loading layer's Digest code.
-enum ProxySelection {
-    static func settings(
+package enum ProxySelection {
+    /// The proxy settings for a session with `configuration`; `environment`'s warnings go to `logger`.
+    package static func settings(
         for configuration: URLSessionConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger
     ) -> ProxySettings {
         var settings: ProxySettings
