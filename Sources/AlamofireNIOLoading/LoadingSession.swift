@@ -86,7 +86,8 @@ package final class LoadingSession: Sendable {
     ) -> LoadingTask {
         LoadingTask(
             session: self, identifier: lastTaskIdentifier.add(1, ordering: .relaxed).newValue, request: request, body: body,
-            destination: destination, resuming: resumption, delegate: delegate, owner: owner, clientIdentity: clientIdentity?.transportIdentity)
+            destination: destination, resuming: resumption, delegate: delegate, owner: owner,
+            clientIdentity: clientIdentity?.transportIdentity)
     }
 
     /// The configuration's stored credential for `protectionSpace`, matched field by field.
