@@ -204,13 +204,15 @@ package struct CachePolicy: @unchecked Sendable {
     /// path alone; URLSession on Apple platforms by the whole URL. A URL with a query is stored under
     /// one whose path carries the query (`/items%3Fpage=2`), so that entries for different queries
     /// coexist, each served for its own URL; a URL without one under itself, where `URLCache`'s own
-    /// `cachedResponse(for:)` finds it.
+    /// `cachedResponse(for:)` finds it. The query is percent-encoded again for the path (its `%` and
+    /// whatever a query allows and a path does not, such as `?`), so distinct queries keep distinct keys.
     static func key(for request: URLRequest) -> URLRequest {
         guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-            let query = components.percentEncodedQuery
+            let query = components.percentEncodedQuery,
+            let escapedQuery = query.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)
         else { return request }
         components.percentEncodedQuery = nil
-        components.percentEncodedPath += queryMarker + query.replacingOccurrences(of: "%", with: "%25")
+        components.percentEncodedPath += queryMarker + escapedQuery
         guard let keyURL = components.url else { return request }
         var key = request
         key.url = keyURL
