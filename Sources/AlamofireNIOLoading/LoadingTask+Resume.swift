@@ -45,8 +45,11 @@ extension LoadingTask {
             }
             return nil
         }
+        let original = resumption.file
         resumption.file = taken
         state.withLock { state in
+            // The first name, which the resume data the user holds says (later hops take the file again).
+            if state.resumedFileName == nil { state.resumedFileName = original }
             state.resumption = resumption
             state.resumable = resumption
             state.downloadFile = taken
@@ -71,12 +74,19 @@ extension LoadingTask {
     }
 
     /// Decides where the final response's body goes (called once, as it starts): the partial file
-    /// continued from its offset for a matching `206`, the partial file rewritten for any other
-    /// response to a continued request, or a new file in `directory`.
+    /// continued from its offset for a matching `206`, the partial file rewritten for another
+    /// successful response to a continued request, or a new file in `directory`. An error answer to a
+    /// continued request (a `404`, a `503`) leaves the partial file alone, under the name its resume
+    /// data gave it, so that data can continue it later.
     func downloadPlan(for response: URLResponse?, streamed: Bool, directory: URL) -> DownloadPlan {
-        state.withLock { state in
-            let resumption = state.resumption
+        let restored = restorePartialFile(ifRefusedBy: response, streamed: streamed)
+        return state.withLock { state in
+            var resumption = state.resumption
             state.resumption = nil
+            if restored {
+                resumption = nil
+                state.downloadFile = nil
+            }
             let http = response as? HTTPURLResponse
             // The decoded length of a compressed body is unknown.
             let isEncoded =
@@ -101,6 +111,18 @@ extension LoadingTask {
             state.bytesReceived = plan.offset ?? 0
             return plan
         }
+    }
+
+    /// Gives a continued request's partial file its resume data's name back when the final response
+    /// is an error (not 2xx), so the body goes to a new file; returns whether it did.
+    private func restorePartialFile(ifRefusedBy response: URLResponse?, streamed: Bool) -> Bool {
+        guard streamed, let status = (response as? HTTPURLResponse)?.statusCode, !(200..<300).contains(status) else { return false }
+        guard
+            let (taken, original) = state.withLock({ state in state.resumption.flatMap { r in state.resumedFileName.map { (r.file, $0) } } }
+            ),
+            !FileManager.default.fileExists(atPath: original.path), (try? FileManager.default.moveItem(at: taken, to: original)) != nil
+        else { return false }
+        return true
     }
 
     /// The download's file is the delegate's now: nothing removes it.

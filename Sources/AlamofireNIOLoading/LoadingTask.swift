@@ -119,6 +119,9 @@ package final class LoadingTask: Sendable {
         var bytesExpectedToReceive: Int64 = -1
         /// The part of a download the next exchange asks for, from a resumption (nil once answered).
         var resumption: DownloadResumption?
+        /// The name the partial file had in the resume data this task continues, before the task took it: an error
+        /// answer to the range gives it back.
+        var resumedFileName: URL?
         /// Whether the delegate still has to hear where a resumed download continues.
         var reportsResumeOffset = false
         /// The file a download is writing, until it is handed to the delegate.

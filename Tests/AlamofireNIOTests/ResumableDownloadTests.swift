@@ -247,6 +247,89 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
         }
     }
 
+    /// An error answer to the range (a 503, say) leaves the partial file as the resume data knows it,
+    /// so the same data continues it once the server is back.
+    @Test func anErrorAnswerToTheRangeKeepsThePartialFileForTheResumeData() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, fileManager in
+                let url = server.url("/range/30000?chunk_size=1000&duration=1")
+                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let partialName = try #require(try resumeDataFields(resumeData)["temporaryFileName"] as? String)
+                let partialFile = fileManager.directory.appendingPathComponent(partialName)
+                let partial = try Data(contentsOf: partialFile)
+                let unavailable = try changingResumeData(resumeData) { $0["url"] = server.url("/status/503").absoluteString }
+
+                let refused = await session.download(resumingWith: unavailable).serializingData().response
+                #expect(refused.response?.statusCode == 503)
+                let errorFile = try #require(refused.fileURL)
+                #expect(errorFile.lastPathComponent != partialName)
+                try FileManager.default.removeItem(at: errorFile)
+                #expect(fileManager.files == [partialName])
+                #expect(try Data(contentsOf: partialFile) == partial)
+
+                let final = await session.download(resumingWith: try #require(resumeData)).serializingData().response
+                #expect(final.response?.statusCode == 206)
+                #expect(final.value == rangeBody(30_000))
+            }
+        }
+    }
+
+    /// A download made from resume data and cancelled before its task ran leaves the partial file alone:
+    /// the resume data the user holds still continues it (Alamofire gives no new resume data then).
+    @Test(arguments: [false, true])
+    func aDownloadCancelledBeforeItsTaskRunsLeavesThePartialFileToItsResumeData(producingResumeData: Bool) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession { session, fileManager in
+                let url = server.url("/range/30000?chunk_size=1000&duration=1")
+                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let partial = fileManager.files
+                #expect(partial.count == 1)
+                let request = session.download(resumingWith: try #require(resumeData))
+                if producingResumeData { request.cancel(producingResumeData: true) } else { request.cancel() }
+                let response = await request.serializingData().response
+                #expect(response.error?.isExplicitlyCancelledError == true)
+                #expect(request.resumeData == nil)
+                #expect(fileManager.files == partial)
+                let final = await session.download(resumingWith: try #require(resumeData)).serializingData().response
+                #expect(final.response?.statusCode == 206)
+                #expect(final.value == rangeBody(30_000))
+            }
+        }
+    }
+
+    /// A retry cancelled before its task runs leaves no partial file: the failed attempt's file was
+    /// only the retry's to continue.
+    @Test func aRetryCancelledBeforeItsTaskRunsRemovesTheFailedAttemptsFile() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let monitor = ClosureEventMonitor()
+            monitor.requestIsRetrying = { $0.cancel() }
+            try await withScopedSession(interceptor: RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0), monitors: [monitor]) {
+                session, fileManager in
+                let url = server.url("/range/50000?chunk_size=1000&abort_at=33000")
+                let response = await session.download(url).serializingData().response
+                #expect(response.error?.isExplicitlyCancelledError == true)
+                #expect(fileManager.files.isEmpty)
+            }
+        }
+    }
+
+    /// The failed attempt was redirected: its resume data is for the redirect's target, and the retry,
+    /// sent to the original URL, follows the redirect again and continues there.
+    @Test func aRetryAfterARedirectContinuesTheFailedAttempt() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            try await withScopedSession(interceptor: RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0)) { session, fileManager in
+                var components = try #require(URLComponents(url: server.url("/redirect-to"), resolvingAgainstBaseURL: false))
+                components.queryItems = [URLQueryItem(name: "url", value: "/range/50000?chunk_size=1000&abort_at=33000")]
+                let response = await session.download(try #require(components.url)).serializingData().response
+                #expect(response.value == rangeBody(50_000))
+                #expect(
+                    response.metrics?.transactionMetrics.map { $0.response.map { ($0 as? HTTPURLResponse)?.statusCode } } == [302, 206])
+                try? FileManager.default.removeItem(at: try #require(response.fileURL))
+                #expect(fileManager.files.isEmpty)
+            }
+        }
+    }
+
     @Test func aDownloadWithoutValidatorProducesNoResumeDataAndLeavesNoFile() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in

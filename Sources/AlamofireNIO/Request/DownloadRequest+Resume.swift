@@ -57,6 +57,9 @@ extension DownloadRequest {
         var resumeDataHandler: (@Sendable (Data?) -> Void)?
         /// The partial file the next attempt continues.
         var nextResumption: DownloadResumption?
+        /// The URL the failed attempt that left ``nextResumption`` was sent to before any redirect: a retry sent there
+        /// follows the redirects again and continues the file.
+        var nextResumptionOrigin: URL?
 
         mutating func takeResumeDataHandler() -> (@Sendable (Data?) -> Void)? {
             defer { resumeDataHandler = nil }
@@ -133,16 +136,21 @@ extension DownloadRequest {
         createTask(for: resumption.request)
     }
 
-    /// The partial file the task for `urlRequest` continues: the last failed attempt's (when it was for the same URL)
-    /// or the resume data's. One that does not apply is removed.
+    /// The partial file the task for `urlRequest` continues: the last failed attempt's (when it was for the same URL,
+    /// before or after its redirects) or the resume data's. One that does not apply is removed.
     func takeResumption(for urlRequest: URLRequest) -> DownloadResumption? {
         guard
-            var resumption = resumeState.withLock({ state in
-                defer { state.nextResumption = nil }
-                return state.nextResumption
+            let (taken, origin) = resumeState.withLock({ state in
+                defer {
+                    state.nextResumption = nil
+                    state.nextResumptionOrigin = nil
+                }
+                return state.nextResumption.map { ($0, state.nextResumptionOrigin) }
             })
         else { return nil }
-        guard resumption.request.url == urlRequest.url, (urlRequest.httpMethod ?? "GET") == "GET", urlRequest.httpBody == nil else {
+        var resumption = taken
+        let sameURL = resumption.request.url == urlRequest.url || (origin != nil && origin == urlRequest.url)
+        guard sameURL, (urlRequest.httpMethod ?? "GET") == "GET", urlRequest.httpBody == nil else {
             try? fileManager.removeItem(at: resumption.file)
             return nil
         }
@@ -150,12 +158,31 @@ extension DownloadRequest {
         return resumption
     }
 
+    /// Removes the partial file a failed attempt left for a task that never took it. The file the user's resume data
+    /// names stays: that data still continues it.
+    func discardUnusedResumption() {
+        let pending = resumeState.withLock { state in
+            defer {
+                state.nextResumption = nil
+                state.nextResumptionOrigin = nil
+            }
+            return state.nextResumption
+        }
+        guard let pending else { return }
+        if case .resumeData = downloadable, let own = try? resumption(), own.file == pending.file { return }
+        try? fileManager.removeItem(at: pending.file)
+    }
+
     /// Before a retry: the last attempt's error may carry resume data, which the next attempt continues.
     func keepResumptionForRetry() {
-        let data = mutableState.withLock { $0.tasks.last }?.snapshot.error?.userInfo[LoadingTask.resumeDataKey] as? Data
+        let lastTask = mutableState.withLock { $0.tasks.last }
+        let data = lastTask?.snapshot.error?.userInfo[LoadingTask.resumeDataKey] as? Data
         let resumption = data.flatMap { try? DownloadResumption(decoding: $0, temporaryDirectory: fileManager.temporaryDirectory) }
         let replaced = resumeState.withLock { state in
-            defer { state.nextResumption = resumption }
+            defer {
+                state.nextResumption = resumption
+                state.nextResumptionOrigin = resumption == nil ? nil : lastTask?.originalRequest.url
+            }
             return state.nextResumption
         }
         if let replaced, replaced.file != resumption?.file { try? fileManager.removeItem(at: replaced.file) }

@@ -161,6 +161,12 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         super.prepareForRetry()
     }
 
+    /// Once finished: a failed attempt's partial file that no retry continued (the request was cancelled first) goes.
+    override func cleanup() {
+        discardUnusedResumption()
+        super.cleanup()
+    }
+
     /// Where the body is now: the destination once moved, else the temporary file; nil before.
     public var fileURL: URL? { mutableState.withLock { $0.fileURL } }
 
