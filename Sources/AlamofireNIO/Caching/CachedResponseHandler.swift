@@ -80,7 +80,7 @@ extension CachedResponseHandler where Self == ResponseCacher {
     ///
     /// - Parameter closure: Closure used to modify the `CachedURLResponse`.
     /// - Returns:           The `ResponseCacher`.
-    public static func modify(
+    @preconcurrency public static func modify(
         using closure: @escaping (@Sendable (URLSessionDataTask, CachedURLResponse) -> CachedURLResponse?)
     ) -> ResponseCacher {
         ResponseCacher(behavior: .modify(closure))

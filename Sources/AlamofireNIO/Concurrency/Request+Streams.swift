@@ -85,7 +85,9 @@ extension DataRequest {
     /// - Returns:           The instance.
     @_disfavoredOverload
     @discardableResult
-    public func onHTTPResponse(perform handler: @escaping @Sendable (_ response: HTTPURLResponse) async -> ResponseDisposition) -> Self {
+    @preconcurrency public func onHTTPResponse(
+        perform handler: @escaping @Sendable (_ response: HTTPURLResponse) async -> ResponseDisposition
+    ) -> Self {
         setHTTPResponseHandler(on: underlyingQueue, Self.awaiting(handler))
         return self
     }
@@ -95,7 +97,7 @@ extension DataRequest {
     /// - Parameter handler: Async closure executed when a new `HTTPURLResponse` is received.
     /// - Returns:           The instance.
     @discardableResult
-    public func onHTTPResponse(perform handler: @escaping @Sendable (_ response: HTTPURLResponse) async -> Void) -> Self {
+    @preconcurrency public func onHTTPResponse(perform handler: @escaping @Sendable (_ response: HTTPURLResponse) async -> Void) -> Self {
         setHTTPResponseHandler(on: underlyingQueue, Self.allowing(after: handler))
         return self
     }

@@ -93,7 +93,7 @@ open class URLEncodedFormParameterEncoder: @unchecked Sendable, ParameterEncoder
     /// - Parameters:
     ///   - encoder: the form encoder to use.
     ///   - destination: where the parameters go.
-    public init(encoder: URLEncodedFormEncoder = URLEncodedFormEncoder(), destination: Destination = .methodDependent) {
+    @preconcurrency public init(encoder: URLEncodedFormEncoder = URLEncodedFormEncoder(), destination: Destination = .methodDependent) {
         self.encoder = encoder
         self.destination = destination
     }
@@ -148,7 +148,7 @@ extension ParameterEncoder where Self == URLEncodedFormParameterEncoder {
     public static var urlEncodedForm: URLEncodedFormParameterEncoder { .default }
 
     /// A `URLEncodedFormParameterEncoder` with the given encoder and destination.
-    public static func urlEncodedForm(
+    @preconcurrency public static func urlEncodedForm(
         encoder: URLEncodedFormEncoder = URLEncodedFormEncoder(),
         destination: URLEncodedFormParameterEncoder.Destination = .methodDependent
     ) -> URLEncodedFormParameterEncoder {

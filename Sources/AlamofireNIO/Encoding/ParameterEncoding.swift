@@ -49,7 +49,7 @@ public struct URLEncoding: ParameterEncoding {
     ///   - destination: where the parameters go.
     ///   - arrayEncoding: how array elements are keyed.
     ///   - boolEncoding: how `Bool` values are written.
-    public init(
+    @preconcurrency public init(
         destination: Destination = .methodDependent, arrayEncoding: ArrayEncoding = .brackets, boolEncoding: BoolEncoding = .numeric
     ) {
         self.destination = destination

@@ -173,7 +173,7 @@ public final class URLEncodedFormEncoder: Sendable {
         /// Creates an encoding that appends each subkey to its parent key as `encoding` returns it.
         ///
         /// - Parameter encoding: what is appended to the parent key for a subkey.
-        public init(encoding: @escaping @Sendable (_ subkey: String) -> String) {
+        @preconcurrency public init(encoding: @escaping @Sendable (_ subkey: String) -> String) {
             self.encoding = encoding
         }
 
@@ -195,7 +195,7 @@ public final class URLEncodedFormEncoder: Sendable {
         /// Creates an encoding that writes `nil` as `encoding` returns it.
         ///
         /// - Parameter encoding: the text for `nil`, or nil to leave the key out.
-        public init(encoding: @escaping @Sendable () -> String?) {
+        @preconcurrency public init(encoding: @escaping @Sendable () -> String?) {
             self.encoding = encoding
         }
 

@@ -23,7 +23,8 @@ public protocol Authenticator: AnyObject, Sendable {
 
     /// Makes a new credential from `credential` (for OAuth2, with its refresh token) and calls
     /// `completion` with it or the error. Called once for every request waiting on it.
-    func refresh(_ credential: Credential, for session: Session, completion: @escaping @Sendable (Result<Credential, any Error>) -> Void)
+    @preconcurrency func refresh(
+        _ credential: Credential, for session: Session, completion: @escaping @Sendable (Result<Credential, any Error>) -> Void)
 
     /// Whether the request failed because the server rejected its credential (commonly a 401 from
     /// the authentication server itself). Return false when credentials cannot be revoked.
@@ -105,7 +106,7 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     /// wait).
     ///
     /// Fails with ``AuthenticationError/missingCredential`` when there is no credential.
-    public func adapt(
+    @preconcurrency public func adapt(
         _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
         let waiter = AuthenticationState<AuthenticatorType>.AdaptWaiter(urlRequest: urlRequest, session: session, completion: completion)
@@ -131,7 +132,7 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     /// since it was sent, else once a refresh succeeds (failing with its error when it fails).
     ///
     /// Other failures are not retried.
-    public func retry(
+    @preconcurrency public func retry(
         _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
     ) {
         // Only a request the server answered, and rejected for its credential, is the interceptor's business.

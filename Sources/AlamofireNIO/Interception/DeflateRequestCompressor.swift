@@ -51,7 +51,7 @@ public struct DeflateRequestCompressor: Sendable, RequestInterceptor {
     ///   - duplicateHeaderBehavior: `DuplicateHeaderBehavior` to use. `.error` by default.
     ///   - shouldCompressBodyData:  Closure which determines whether the outgoing body data should be compressed.
     ///                              `true` by default.
-    public init(
+    @preconcurrency public init(
         duplicateHeaderBehavior: DuplicateHeaderBehavior = .error,
         shouldCompressBodyData: @escaping @Sendable (_ bodyData: Data) -> Bool = { _ in true }
     ) {
@@ -61,7 +61,7 @@ public struct DeflateRequestCompressor: Sendable, RequestInterceptor {
 
     /// Compresses the request's `httpBody` with deflate and sets `Content-Encoding: deflate`, following
     /// `duplicateHeaderBehavior` when the header is already present.
-    public func adapt(
+    @preconcurrency public func adapt(
         _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
         // Only body data is compressed; streams are not.
@@ -156,7 +156,7 @@ extension RequestInterceptor where Self == DeflateRequestCompressor {
     ///                              `true` by default.
     ///
     /// - Returns: The `DeflateRequestCompressor`.
-    public static func deflateCompressor(
+    @preconcurrency public static func deflateCompressor(
         duplicateHeaderBehavior: DeflateRequestCompressor.DuplicateHeaderBehavior = .error,
         shouldCompressBodyData: @escaping @Sendable (_ bodyData: Data) -> Bool = { _ in true }
     ) -> DeflateRequestCompressor {

@@ -11,18 +11,19 @@ open class Adapter: @unchecked Sendable, RequestInterceptor {
     /// Creates an instance using the provided closure.
     ///
     /// - Parameter adaptHandler: `AdaptHandler` closure to be executed when handling request adaptation.
-    public init(_ adaptHandler: @escaping AdaptHandler) {
+    @preconcurrency public init(_ adaptHandler: @escaping AdaptHandler) {
         self.adaptHandler = adaptHandler
     }
 
     /// Adapts `urlRequest` by calling the closure this adapter was created with.
-    open func adapt(_ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void)
-    {
+    @preconcurrency open func adapt(
+        _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
         adaptHandler(urlRequest, session, completion)
     }
 
     /// Adapts `urlRequest` by calling the closure this adapter was created with, passing it the state's session.
-    open func adapt(
+    @preconcurrency open func adapt(
         _ urlRequest: URLRequest, using state: RequestAdapterState, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
         adaptHandler(urlRequest, state.session, completion)
@@ -34,7 +35,7 @@ extension RequestAdapter where Self == Adapter {
     ///
     /// - Parameter closure: `AdaptHandler` to use to adapt the request.
     /// - Returns:           The `Adapter`.
-    public static func adapter(using closure: @escaping AdaptHandler) -> Adapter {
+    @preconcurrency public static func adapter(using closure: @escaping AdaptHandler) -> Adapter {
         Adapter(closure)
     }
 }
@@ -46,13 +47,14 @@ open class Retrier: @unchecked Sendable, RequestInterceptor {
     /// Creates an instance using the provided closure.
     ///
     /// - Parameter retryHandler: `RetryHandler` closure to be executed when handling request retry.
-    public init(_ retryHandler: @escaping RetryHandler) {
+    @preconcurrency public init(_ retryHandler: @escaping RetryHandler) {
         self.retryHandler = retryHandler
     }
 
     /// Decides whether to retry `request` by calling the closure this retrier was created with.
-    open func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void)
-    {
+    @preconcurrency open func retry(
+        _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
+    ) {
         retryHandler(request, session, error, completion)
     }
 }
@@ -62,7 +64,7 @@ extension RequestRetrier where Self == Retrier {
     ///
     /// - Parameter closure: `RetryHandler` to use to retry the request.
     /// - Returns:           The `Retrier`.
-    public static func retrier(using closure: @escaping RetryHandler) -> Retrier {
+    @preconcurrency public static func retrier(using closure: @escaping RetryHandler) -> Retrier {
         Retrier(closure)
     }
 }
@@ -81,7 +83,7 @@ open class Interceptor: @unchecked Sendable, RequestInterceptor {
     /// - Parameters:
     ///   - adaptHandler: `AdaptHandler` closure to be used.
     ///   - retryHandler: `RetryHandler` closure to be used.
-    public init(adaptHandler: @escaping AdaptHandler, retryHandler: @escaping RetryHandler) {
+    @preconcurrency public init(adaptHandler: @escaping AdaptHandler, retryHandler: @escaping RetryHandler) {
         adapters = [Adapter(adaptHandler)]
         retriers = [Retrier(retryHandler)]
     }
@@ -109,14 +111,15 @@ open class Interceptor: @unchecked Sendable, RequestInterceptor {
 
     /// Runs the adapters in order, each on the previous one's result, and completes with the first failure or the final
     /// request.
-    open func adapt(_ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void)
-    {
+    @preconcurrency open func adapt(
+        _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
         adapt(urlRequest, using: adapters[...], each: { $0.adapt($1, for: session, completion: $2) }, completion: completion)
     }
 
     /// Runs the adapters in order with `state`, each on the previous one's result, and completes with the first failure or
     /// the final request.
-    open func adapt(
+    @preconcurrency open func adapt(
         _ urlRequest: URLRequest, using state: RequestAdapterState, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
         adapt(urlRequest, using: adapters[...], each: { $0.adapt($1, using: state, completion: $2) }, completion: completion)
@@ -139,8 +142,9 @@ open class Interceptor: @unchecked Sendable, RequestInterceptor {
 
     /// Asks the retriers in order, completing with the first answer other than `.doNotRetry`, or `.doNotRetry` when all
     /// decline.
-    open func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void)
-    {
+    @preconcurrency open func retry(
+        _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
+    ) {
         retry(request, for: session, dueTo: error, using: retriers[...], completion: completion)
     }
 
@@ -165,7 +169,7 @@ extension RequestInterceptor where Self == Interceptor {
     ///   - adapter: `AdapterHandler`to use to adapt the request.
     ///   - retrier: `RetryHandler` to use to retry the request.
     /// - Returns:   The `Interceptor`.
-    public static func interceptor(adapter: @escaping AdaptHandler, retrier: @escaping RetryHandler) -> Interceptor {
+    @preconcurrency public static func interceptor(adapter: @escaping AdaptHandler, retrier: @escaping RetryHandler) -> Interceptor {
         Interceptor(adaptHandler: adapter, retryHandler: retrier)
     }
 

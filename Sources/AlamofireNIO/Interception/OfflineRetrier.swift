@@ -70,7 +70,7 @@ public final class OfflineRetrier: RequestAdapter, RequestRetrier, RequestInterc
     ///                     with its original error).
     ///   - isOfflineError: Predicate closure used to determine whether a particular `any Error` indicates connectivity
     ///                     is offline. Returning `false` moves to the next retrier, if any.
-    public convenience init(
+    @preconcurrency public convenience init(
         maximumWait: DispatchTimeInterval = OfflineRetrier.defaultWait,
         isOfflineError: @escaping @Sendable (_ error: any Error) -> Bool = OfflineRetrier.defaultIsOfflineError
     ) {
@@ -80,7 +80,7 @@ public final class OfflineRetrier: RequestAdapter, RequestRetrier, RequestInterc
     }
 
     /// Creates an instance whose path is available only through an interface of `requiredInterfaceType`.
-    public convenience init(
+    @preconcurrency public convenience init(
         requiredInterfaceType: NWInterface.InterfaceType, maximumWait: DispatchTimeInterval = OfflineRetrier.defaultWait,
         isOfflineError: @escaping @Sendable (_ error: any Error) -> Bool = OfflineRetrier.defaultIsOfflineError
     ) {
@@ -90,7 +90,7 @@ public final class OfflineRetrier: RequestAdapter, RequestRetrier, RequestInterc
     }
 
     /// Creates an instance whose path is available only through an interface of none of `prohibitedInterfaceTypes`.
-    public convenience init(
+    @preconcurrency public convenience init(
         prohibitedInterfaceTypes: [NWInterface.InterfaceType], maximumWait: DispatchTimeInterval = OfflineRetrier.defaultWait,
         isOfflineError: @escaping @Sendable (_ error: any Error) -> Bool = OfflineRetrier.defaultIsOfflineError
     ) {
@@ -116,7 +116,7 @@ public final class OfflineRetrier: RequestAdapter, RequestRetrier, RequestInterc
 
     /// Waits for connectivity, up to the maximum wait, when `error` means the device is offline, then retries; completes
     /// with `.doNotRetry` when the wait ends first or the error is of another kind.
-    public func retry(
+    @preconcurrency public func retry(
         _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
     ) {
         guard isOfflineError(error) else { return completion(.doNotRetry) }
@@ -159,7 +159,7 @@ extension OfflineRetrier.State {
 
 extension RequestInterceptor where Self == OfflineRetrier {
     /// Creates an `OfflineRetrier` that watches the routing table for any usable interface.
-    public static func offlineRetrier(
+    @preconcurrency public static func offlineRetrier(
         maximumWait: DispatchTimeInterval = OfflineRetrier.defaultWait,
         isOfflineError: @escaping @Sendable (_ error: any Error) -> Bool = OfflineRetrier.defaultIsOfflineError
     ) -> OfflineRetrier {
@@ -167,7 +167,7 @@ extension RequestInterceptor where Self == OfflineRetrier {
     }
 
     /// Creates an `OfflineRetrier` whose path is available only through an interface of `requiredInterfaceType`.
-    public static func offlineRetrier(
+    @preconcurrency public static func offlineRetrier(
         requiredInterfaceType: NWInterface.InterfaceType, maximumWait: DispatchTimeInterval = OfflineRetrier.defaultWait,
         isOfflineError: @escaping @Sendable (_ error: any Error) -> Bool = OfflineRetrier.defaultIsOfflineError
     ) -> OfflineRetrier {
@@ -175,7 +175,7 @@ extension RequestInterceptor where Self == OfflineRetrier {
     }
 
     /// Creates an `OfflineRetrier` whose path is available only through an interface of none of `prohibitedInterfaceTypes`.
-    public static func offlineRetrier(
+    @preconcurrency public static func offlineRetrier(
         prohibitedInterfaceTypes: [NWInterface.InterfaceType], maximumWait: DispatchTimeInterval = OfflineRetrier.defaultWait,
         isOfflineError: @escaping @Sendable (_ error: any Error) -> Bool = OfflineRetrier.defaultIsOfflineError
     ) -> OfflineRetrier {

@@ -20,7 +20,7 @@ public protocol RequestAdapter: Sendable {
     ///   - urlRequest: The `URLRequest` to adapt.
     ///   - session:    The `Session` that will execute the `URLRequest`.
     ///   - completion: The completion handler that must be called when adaptation is complete.
-    func adapt(
+    @preconcurrency func adapt(
         _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (_ result: Result<URLRequest, any Error>) -> Void)
 
     /// Inspects and adapts the specified `URLRequest` in some manner and calls the completion handler with the Result.
@@ -30,14 +30,14 @@ public protocol RequestAdapter: Sendable {
     ///   - urlRequest: The `URLRequest` to adapt.
     ///   - state:      The `RequestAdapterState` associated with the `URLRequest`.
     ///   - completion: The completion handler that must be called when adaptation is complete.
-    func adapt(
+    @preconcurrency func adapt(
         _ urlRequest: URLRequest, using state: RequestAdapterState,
         completion: @escaping @Sendable (_ result: Result<URLRequest, any Error>) -> Void)
 }
 
 extension RequestAdapter {
     /// Adapts `urlRequest` by calling ``RequestAdapter/adapt(_:for:completion:)`` with the state's session.
-    public func adapt(
+    @preconcurrency public func adapt(
         _ urlRequest: URLRequest, using state: RequestAdapterState,
         completion: @escaping @Sendable (_ result: Result<URLRequest, any Error>) -> Void
     ) {
@@ -91,7 +91,8 @@ public protocol RequestRetrier: Sendable {
     ///   - session:    `Session` that produced the `Request`.
     ///   - error:      `Error` encountered while executing the `Request`.
     ///   - completion: Completion closure to be executed when a retry decision has been determined.
-    func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void)
+    @preconcurrency func retry(
+        _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void)
 }
 
 /// Type that provides both `RequestAdapter` and `RequestRetrier` functionality.
@@ -99,14 +100,14 @@ public protocol RequestInterceptor: RequestAdapter, RequestRetrier {}
 
 extension RequestInterceptor {
     /// Completes with `urlRequest` unchanged: the default for interceptors that only retry.
-    public func adapt(
+    @preconcurrency public func adapt(
         _ urlRequest: URLRequest, for session: Session, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
         completion(.success(urlRequest))
     }
 
     /// Completes with `.doNotRetry`: the default for interceptors that only adapt.
-    public func retry(
+    @preconcurrency public func retry(
         _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
     ) {
         completion(.doNotRetry)

@@ -82,8 +82,9 @@ open class RetryPolicy: @unchecked Sendable, RequestInterceptor {
 
     /// Retries with a delay of `scale × base^retryCount` while the limit allows and
     /// ``shouldRetry(request:dueTo:)`` agrees.
-    open func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void)
-    {
+    @preconcurrency open func retry(
+        _ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void
+    ) {
         guard request.retryCount < retryLimit, shouldRetry(request: request, dueTo: error) else { return completion(.doNotRetry) }
         completion(.retryWithDelay(pow(Double(exponentialBackoffBase), Double(request.retryCount)) * exponentialBackoffScale))
     }

@@ -141,7 +141,8 @@ open class NetworkReachabilityManager: @unchecked Sendable {
     ///
     /// - Returns: `true` if listening was started successfully, `false` otherwise.
     @discardableResult
-    open func startListening(onQueue queue: DispatchQueue = .main, onUpdatePerforming listener: @escaping Listener) -> Bool {
+    @preconcurrency open func startListening(onQueue queue: DispatchQueue = .main, onUpdatePerforming listener: @escaping Listener) -> Bool
+    {
         listeningChange.withLock { _ in
             stop()
             let generation = mutableState.withLock { state in

@@ -46,7 +46,7 @@ public class DataRequest: Request, @unchecked Sendable {
     /// - Parameter validation: `Validation` closure used to validate the response.
     /// - Returns: The instance.
     @discardableResult
-    public func validate(_ validation: @escaping Validation) -> Self {
+    @preconcurrency public func validate(_ validation: @escaping Validation) -> Self {
         appendValidator({ validation($0.request, $1, $0.data) }) { [unowned self] outcome, response, result in
             monitor()?.request(self, didValidateRequest: outcome.request, response: response, data: outcome.data, withResult: result)
         }
@@ -65,7 +65,7 @@ public class DataRequest: Request, @unchecked Sendable {
     /// - Returns:   The instance.
     @_disfavoredOverload
     @discardableResult
-    public func onHTTPResponse(
+    @preconcurrency public func onHTTPResponse(
         on queue: DispatchQueue = .main,
         perform handler:
             @escaping @Sendable (
@@ -83,7 +83,9 @@ public class DataRequest: Request, @unchecked Sendable {
     ///   - handler: Closure called when the instance produces an `HTTPURLResponse`.
     /// - Returns:   The instance.
     @discardableResult
-    public func onHTTPResponse(on queue: DispatchQueue = .main, perform handler: @escaping @Sendable (HTTPURLResponse) -> Void) -> Self {
+    @preconcurrency public func onHTTPResponse(
+        on queue: DispatchQueue = .main, perform handler: @escaping @Sendable (HTTPURLResponse) -> Void
+    ) -> Self {
         setHTTPResponseHandler(on: queue, Self.allowing(handler))
         return self
     }
@@ -119,7 +121,9 @@ public class DataRequest: Request, @unchecked Sendable {
     ///   - completionHandler: The code to be executed once the request has finished.
     /// - Returns:             The request.
     @discardableResult
-    public func response(queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDataResponse<Data?>) -> Void) -> Self {
+    @preconcurrency public func response(
+        queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDataResponse<Data?>) -> Void
+    ) -> Self {
         appendResponseSerializer(
             queue: queue, retriesOnFailure: false,
             serialize: { outcome in (outcome.error.map { .failure($0) } ?? .success(outcome.data), 0) },
@@ -137,7 +141,7 @@ public class DataRequest: Request, @unchecked Sendable {
     ///   - completionHandler:  The code to be executed once the request has finished.
     /// - Returns:              The request.
     @discardableResult
-    public func response<Serializer: DataResponseSerializerProtocol>(
+    @preconcurrency public func response<Serializer: DataResponseSerializerProtocol>(
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
     ) -> Self where Serializer.SerializedObject: Sendable {
@@ -152,7 +156,7 @@ public class DataRequest: Request, @unchecked Sendable {
     ///   - completionHandler:  The code to be executed once the request has finished.
     /// - Returns:              The request.
     @discardableResult
-    public func response<Serializer: ResponseSerializer>(
+    @preconcurrency public func response<Serializer: ResponseSerializer>(
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDataResponse<Serializer.SerializedObject>) -> Void
     ) -> Self where Serializer.SerializedObject: Sendable {
@@ -166,7 +170,7 @@ public class DataRequest: Request, @unchecked Sendable {
 
     /// The data; an empty body fails unless the method (HEAD) or status (204, 205) allows it.
     @discardableResult
-    public func responseData(
+    @preconcurrency public func responseData(
         queue: DispatchQueue = .main, dataPreprocessor: any DataPreprocessor = DataResponseSerializer.defaultDataPreprocessor,
         emptyResponseCodes: Set<Int> = DataResponseSerializer.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPMethod> = DataResponseSerializer.defaultEmptyRequestMethods,
@@ -181,7 +185,7 @@ public class DataRequest: Request, @unchecked Sendable {
 
     /// The body as text, in `encoding` or the response's charset (ISO Latin 1 when it names none).
     @discardableResult
-    public func responseString(
+    @preconcurrency public func responseString(
         queue: DispatchQueue = .main, dataPreprocessor: any DataPreprocessor = StringResponseSerializer.defaultDataPreprocessor,
         encoding: String.Encoding? = nil, emptyResponseCodes: Set<Int> = StringResponseSerializer.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPMethod> = StringResponseSerializer.defaultEmptyRequestMethods,
@@ -197,7 +201,7 @@ public class DataRequest: Request, @unchecked Sendable {
 
     /// The body parsed by `JSONSerialization`.
     @discardableResult
-    public func responseJSON(
+    @preconcurrency public func responseJSON(
         queue: DispatchQueue = .main, dataPreprocessor: any DataPreprocessor = JSONResponseSerializer.defaultDataPreprocessor,
         emptyResponseCodes: Set<Int> = JSONResponseSerializer.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPMethod> = JSONResponseSerializer.defaultEmptyRequestMethods,
@@ -212,7 +216,7 @@ public class DataRequest: Request, @unchecked Sendable {
 
     /// The body decoded as `T` by `decoder` (a `JSONDecoder` by default).
     @discardableResult
-    public func responseDecodable<T: Decodable & Sendable>(
+    @preconcurrency public func responseDecodable<T: Decodable & Sendable>(
         of type: T.Type = T.self, queue: DispatchQueue = .main,
         dataPreprocessor: any DataPreprocessor = DecodableResponseSerializer<T>.defaultDataPreprocessor,
         decoder: any DataDecoder = JSONDecoder(), emptyResponseCodes: Set<Int> = DecodableResponseSerializer<T>.defaultEmptyResponseCodes,
@@ -229,7 +233,7 @@ public class DataRequest: Request, @unchecked Sendable {
 
     /// The body as a property list.
     @discardableResult
-    public func responsePropertyList(
+    @preconcurrency public func responsePropertyList(
         queue: DispatchQueue = .main, options: PropertyListSerialization.ReadOptions = [],
         completionHandler: @escaping @Sendable (AFDataResponse<Any>) -> Void
     ) -> Self {

@@ -27,7 +27,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         @Sendable (_ temporaryURL: URL, _ response: HTTPURLResponse) -> (destinationURL: URL, options: Options)
 
     /// A destination in `directory` of `domain`, named after the response's suggested file name.
-    public class func suggestedDownloadDestination(
+    @preconcurrency public class func suggestedDownloadDestination(
         for directory: FileManager.SearchPathDirectory = .documentDirectory, in domain: FileManager.SearchPathDomainMask = .userDomainMask,
         options: Options = []
     ) -> Destination {
@@ -182,7 +182,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     /// Adds a check that runs when the response has arrived and the file has been moved.
     @discardableResult
-    public func validate(_ validation: @escaping Validation) -> Self {
+    @preconcurrency public func validate(_ validation: @escaping Validation) -> Self {
         appendValidator({ validation($0.request, $1, $0.fileURL) }) { [unowned self] outcome, response, result in
             monitor()?.request(self, didValidateRequest: outcome.request, response: response, fileURL: outcome.fileURL, withResult: result)
         }
@@ -198,7 +198,9 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     /// Fails the request unless its `Content-Type` matches one of `acceptableContentTypes`; an empty
     /// file passes, a missing one fails with `.dataFileNil`.
     @discardableResult
-    public func validate<S: Sequence & Sendable>(contentType acceptableContentTypes: @escaping @autoclosure @Sendable () -> S) -> Self
+    @preconcurrency public func validate<S: Sequence & Sendable>(
+        contentType acceptableContentTypes: @escaping @autoclosure @Sendable () -> S
+    ) -> Self
     where S.Element == String {
         validate { [fileManager] _, response, fileURL in
             guard let fileURL else { return .failure(AFError.responseValidationFailed(reason: .dataFileNil)) }
@@ -226,7 +228,9 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     ///   - completionHandler: The code to be executed once the request has finished.
     /// - Returns:             The request.
     @discardableResult
-    public func response(queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDownloadResponse<URL?>) -> Void) -> Self {
+    @preconcurrency public func response(
+        queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDownloadResponse<URL?>) -> Void
+    ) -> Self {
         appendResponseSerializer(
             queue: queue, retriesOnFailure: false,
             serialize: { outcome in (outcome.error.map { .failure($0) } ?? .success(outcome.fileURL), 0) },
@@ -245,7 +249,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     ///   - completionHandler:  The code to be executed once the request has finished.
     /// - Returns:              The request.
     @discardableResult
-    public func response<Serializer: DownloadResponseSerializerProtocol>(
+    @preconcurrency public func response<Serializer: DownloadResponseSerializerProtocol>(
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
     ) -> Self where Serializer.SerializedObject: Sendable {
@@ -261,7 +265,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
     ///   - completionHandler:  The code to be executed once the request has finished.
     /// - Returns:              The request.
     @discardableResult
-    public func response<Serializer: ResponseSerializer>(
+    @preconcurrency public func response<Serializer: ResponseSerializer>(
         queue: DispatchQueue = .main, responseSerializer: Serializer,
         completionHandler: @escaping @Sendable (AFDownloadResponse<Serializer.SerializedObject>) -> Void
     ) -> Self where Serializer.SerializedObject: Sendable {
@@ -296,7 +300,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     /// The file's URL; fails when there is no file.
     @discardableResult
-    public func responseURL(
+    @preconcurrency public func responseURL(
         queue: DispatchQueue = .main, completionHandler: @escaping @Sendable (AFDownloadResponse<URL>) -> Void
     )
         -> Self
@@ -306,7 +310,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     /// The file's contents; an empty file fails unless the method (HEAD) or status (204, 205) allows it.
     @discardableResult
-    public func responseData(
+    @preconcurrency public func responseData(
         queue: DispatchQueue = .main, dataPreprocessor: any DataPreprocessor = DataResponseSerializer.defaultDataPreprocessor,
         emptyResponseCodes: Set<Int> = DataResponseSerializer.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPMethod> = DataResponseSerializer.defaultEmptyRequestMethods,
@@ -321,7 +325,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     /// The file's contents as text, in `encoding` or the response's charset.
     @discardableResult
-    public func responseString(
+    @preconcurrency public func responseString(
         queue: DispatchQueue = .main, dataPreprocessor: any DataPreprocessor = StringResponseSerializer.defaultDataPreprocessor,
         encoding: String.Encoding? = nil, emptyResponseCodes: Set<Int> = StringResponseSerializer.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPMethod> = StringResponseSerializer.defaultEmptyRequestMethods,
@@ -337,7 +341,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     /// The file's contents parsed by `JSONSerialization`.
     @discardableResult
-    public func responseJSON(
+    @preconcurrency public func responseJSON(
         queue: DispatchQueue = .main, dataPreprocessor: any DataPreprocessor = JSONResponseSerializer.defaultDataPreprocessor,
         emptyResponseCodes: Set<Int> = JSONResponseSerializer.defaultEmptyResponseCodes,
         emptyRequestMethods: Set<HTTPMethod> = JSONResponseSerializer.defaultEmptyRequestMethods,
@@ -352,7 +356,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     /// The file's contents decoded as `T`.
     @discardableResult
-    public func responseDecodable<T: Decodable & Sendable>(
+    @preconcurrency public func responseDecodable<T: Decodable & Sendable>(
         of type: T.Type = T.self, queue: DispatchQueue = .main,
         dataPreprocessor: any DataPreprocessor = DecodableResponseSerializer<T>.defaultDataPreprocessor,
         decoder: any DataDecoder = JSONDecoder(), emptyResponseCodes: Set<Int> = DecodableResponseSerializer<T>.defaultEmptyResponseCodes,
@@ -369,7 +373,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
 
     /// The file's contents as a property list.
     @discardableResult
-    public func responsePropertyList(
+    @preconcurrency public func responsePropertyList(
         queue: DispatchQueue = .main, options: PropertyListSerialization.ReadOptions = [],
         completionHandler: @escaping @Sendable (AFDownloadResponse<Any>) -> Void
     ) -> Self {

@@ -78,7 +78,7 @@ extension Request {
     ///   - handler: Closure to be called when the cURL description is available.
     /// - Returns:           The instance.
     @discardableResult
-    public func cURLDescription(on queue: DispatchQueue, calling handler: @escaping @Sendable (String) -> Void) -> Self {
+    @preconcurrency public func cURLDescription(on queue: DispatchQueue, calling handler: @escaping @Sendable (String) -> Void) -> Self {
         let hasRequest = mutableState.withLock { state in
             if state.requests.isEmpty { state.cURLHandler = (queue, handler) }
             return !state.requests.isEmpty
@@ -97,7 +97,7 @@ extension Request {
     ///                      `underlyingQueue` by default.
     /// - Returns:           The instance.
     @discardableResult
-    public func cURLDescription(calling handler: @escaping @Sendable (String) -> Void) -> Self {
+    @preconcurrency public func cURLDescription(calling handler: @escaping @Sendable (String) -> Void) -> Self {
         cURLDescription(on: underlyingQueue, calling: handler)
     }
 
@@ -120,7 +120,9 @@ extension Request {
     ///   - handler: Closure to be called when a `URLRequest` is available.
     /// - Returns:   The instance.
     @discardableResult
-    public func onURLRequestCreation(on queue: DispatchQueue = .main, perform handler: @escaping @Sendable (URLRequest) -> Void) -> Self {
+    @preconcurrency public func onURLRequestCreation(
+        on queue: DispatchQueue = .main, perform handler: @escaping @Sendable (URLRequest) -> Void
+    ) -> Self {
         let last = mutableState.withLock { state in
             state.urlRequestHandler = (queue, handler)
             return state.requests.last
@@ -139,7 +141,7 @@ extension Request {
     ///   - handler: Closure to be called when the `URLSessionTask` is available.
     /// - Returns:   The instance.
     @discardableResult
-    public func onURLSessionTaskCreation(
+    @preconcurrency public func onURLSessionTaskCreation(
         on queue: DispatchQueue = .main, perform handler: @escaping @Sendable (URLSessionTask) -> Void
     )
         -> Self

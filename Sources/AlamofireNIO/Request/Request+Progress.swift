@@ -35,14 +35,14 @@ extension Request.MutableState {
 extension Request {
     /// Calls `closure` on `queue` whenever more of the body has been sent.
     @discardableResult
-    public func uploadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
+    @preconcurrency public func uploadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
         mutableState.withLock { $0.uploadProgressState.handler = (closure, queue) }
         return self
     }
 
     /// Calls `closure` on `queue` whenever more of the response body has arrived.
     @discardableResult
-    public func downloadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
+    @preconcurrency public func downloadProgress(queue: DispatchQueue = .main, closure: @escaping ProgressHandler) -> Self {
         mutableState.withLock { $0.downloadProgressState.handler = (closure, queue) }
         return self
     }

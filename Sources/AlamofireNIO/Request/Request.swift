@@ -454,7 +454,7 @@ public protocol RequestDelegate: AnyObject, Sendable {
     /// Notifies the delegate the `Request` has reached a point where it needs cleanup.
     func cleanup(after request: Request)
     /// Asynchronously ask the delegate whether a `Request` will be retried.
-    func retryResult(for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void)
+    @preconcurrency func retryResult(for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void)
     /// Asynchronously retry the `Request`.
     func retryRequest(_ request: Request, withDelay timeDelay: TimeInterval?)
 }

@@ -14,7 +14,9 @@ extension DataRequest {
     /// Fails the request unless its `Content-Type` matches one of `acceptableContentTypes` (`*/*`,
     /// `text/*` wildcards allowed). An empty body passes.
     @discardableResult
-    public func validate<S: Sequence & Sendable>(contentType acceptableContentTypes: @escaping @autoclosure @Sendable () -> S) -> Self
+    @preconcurrency public func validate<S: Sequence & Sendable>(
+        contentType acceptableContentTypes: @escaping @autoclosure @Sendable () -> S
+    ) -> Self
     where S.Element == String {
         validate { _, response, data in
             ResponseValidation.contentType(response, bodyIsEmpty: data?.isEmpty ?? true, acceptable: Array(acceptableContentTypes()))
@@ -40,7 +42,9 @@ extension DataStreamRequest {
     /// Fails the request unless its `Content-Type` matches one of `acceptableContentTypes` (`*/*`,
     /// `text/*` wildcards allowed). A stream has no collected body, so the type is always checked.
     @discardableResult
-    public func validate<S: Sequence & Sendable>(contentType acceptableContentTypes: @escaping @autoclosure @Sendable () -> S) -> Self
+    @preconcurrency public func validate<S: Sequence & Sendable>(
+        contentType acceptableContentTypes: @escaping @autoclosure @Sendable () -> S
+    ) -> Self
     where S.Element == String {
         validate { _, response in
             ResponseValidation.contentType(response, bodyIsEmpty: false, acceptable: Array(acceptableContentTypes()))

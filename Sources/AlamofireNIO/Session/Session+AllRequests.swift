@@ -16,7 +16,7 @@ extension Session {
     ///         additional work should be performed on another queue.
     ///
     /// - Parameter action: Closure to perform with all `Request`s.
-    public func withAllRequests(perform action: @escaping @Sendable (Set<Request>) -> Void) {
+    @preconcurrency public func withAllRequests(perform action: @escaping @Sendable (Set<Request>) -> Void) {
         rootQueue.async { action(self.activeRequests.withLock { $0 }) }
     }
 
@@ -29,7 +29,8 @@ extension Session {
     /// - Parameters:
     ///   - queue:      `DispatchQueue` on which the completion handler is run. `.main` by default.
     ///   - completion: Closure to be called when all `Request`s have been cancelled.
-    public func cancelAllRequests(completingOnQueue queue: DispatchQueue = .main, completion: (@Sendable () -> Void)? = nil) {
+    @preconcurrency public func cancelAllRequests(completingOnQueue queue: DispatchQueue = .main, completion: (@Sendable () -> Void)? = nil)
+    {
         withAllRequests { requests in
             requests.forEach { $0.cancel() }
             queue.async { completion?() }

@@ -32,7 +32,9 @@ extension Session: RequestDelegate {
 
     /// Asks the retriers (the session's, then the request's) whether `request` should be retried after `error`, and
     /// calls `completion` on the root queue. A retrier's own error becomes `.requestRetryFailed`.
-    public func retryResult(for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void) {
+    @preconcurrency public func retryResult(
+        for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void
+    ) {
         guard let retrier = retrier(for: request) else {
             return rootQueue.async { completion(.doNotRetry) }
         }

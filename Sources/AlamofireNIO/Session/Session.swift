@@ -201,7 +201,7 @@ open class Session: @unchecked Sendable {
     ///   - requestModifier:           `RequestModifier` which will be applied to the `URLRequest` created from the
     ///                                provided parameters. `nil` by default.
     /// - Returns:                     The created `DataRequest`.
-    open func request(
+    @preconcurrency open func request(
         _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
         encoding: any ParameterEncoding = URLEncoding.default, headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil,
         shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
@@ -229,7 +229,7 @@ open class Session: @unchecked Sendable {
     ///   - requestModifier:           `RequestModifier` which will be applied to the `URLRequest` created from the
     ///                                provided parameters. `nil` by default.
     /// - Returns:                     The created `DataRequest`.
-    open func request<Parameters: Encodable & Sendable>(
+    @preconcurrency open func request<Parameters: Encodable & Sendable>(
         _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
         encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default, headers: HTTPHeaders? = nil,
         interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
@@ -279,7 +279,7 @@ open class Session: @unchecked Sendable {
     ///                                downloaded file should be moved. `nil` by default: it stays in the temporary
     ///                                directory.
     /// - Returns:                     The created `DownloadRequest`.
-    open func download(
+    @preconcurrency open func download(
         _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
         encoding: any ParameterEncoding = URLEncoding.default, headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil,
         shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil, to destination: DownloadRequest.Destination? = nil
@@ -296,7 +296,7 @@ open class Session: @unchecked Sendable {
     /// - Parameters: as for the `ParameterEncoding` form, with `parameters` an `Encodable` value and `encoder` the
     ///   `ParameterEncoder` that encodes it (`URLEncodedFormParameterEncoder.default` by default).
     /// - Returns: The created `DownloadRequest`.
-    open func download<Parameters: Encodable & Sendable>(
+    @preconcurrency open func download<Parameters: Encodable & Sendable>(
         _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
         encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default, headers: HTTPHeaders? = nil,
         interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil,
@@ -317,7 +317,7 @@ open class Session: @unchecked Sendable {
     ///   - destination:               `DownloadRequest.Destination` closure used to determine how and where the
     ///                                downloaded file should be moved. `nil` by default.
     /// - Returns:                     The created `DownloadRequest`.
-    open func download(
+    @preconcurrency open func download(
         _ convertible: any URLRequestConvertible, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil,
         to destination: DownloadRequest.Destination? = nil
     ) -> DownloadRequest {
@@ -339,7 +339,7 @@ open class Session: @unchecked Sendable {
     ///   - destination:               `DownloadRequest.Destination` closure used to determine how and where the
     ///                                downloaded file should be moved. `nil` by default.
     /// - Returns:                     The created `DownloadRequest`.
-    open func download(
+    @preconcurrency open func download(
         resumingWith data: Data, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil,
         to destination: DownloadRequest.Destination? = nil
     ) -> DownloadRequest {
@@ -360,7 +360,7 @@ open class Session: @unchecked Sendable {
     ///   - requestModifier:           `RequestModifier` which will be applied to the `URLRequest` created from the
     ///                                provided parameters. `nil` by default.
     /// - Returns:                     The created `UploadRequest`.
-    open func upload(
+    @preconcurrency open func upload(
         _ data: Data, to convertible: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
         interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, fileManager: FileManager = .default,
         requestModifier: RequestModifier? = nil
@@ -382,7 +382,7 @@ open class Session: @unchecked Sendable {
 
     /// Creates an `UploadRequest` for the file at the given file `URL`, using a `URLRequest` from the provided
     /// components and `RequestInterceptor`. The file is streamed from disk.
-    open func upload(
+    @preconcurrency open func upload(
         _ fileURL: URL, to convertible: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
         interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, fileManager: FileManager = .default,
         requestModifier: RequestModifier? = nil
@@ -406,7 +406,7 @@ open class Session: @unchecked Sendable {
 
     /// Creates an `UploadRequest` from the `InputStream` provided using a `URLRequest` from the provided components and
     /// `RequestInterceptor`. The stream is sent chunked.
-    open func upload(
+    @preconcurrency open func upload(
         _ stream: InputStream, to convertible: any URLConvertible, method: HTTPMethod = .post, headers: HTTPHeaders? = nil,
         interceptor: (any RequestInterceptor)? = nil, fileManager: FileManager = .default, requestModifier: RequestModifier? = nil
     ) -> UploadRequest {
@@ -446,7 +446,7 @@ open class Session: @unchecked Sendable {
     ///   - requestModifier:                  `RequestModifier` which will be applied to the `URLRequest` created from
     ///                                       the provided parameters. `nil` by default.
     /// - Returns:                            The created `DataStreamRequest`.
-    open func streamRequest<Parameters: Encodable & Sendable>(
+    @preconcurrency open func streamRequest<Parameters: Encodable & Sendable>(
         _ convertible: any URLConvertible, method: HTTPMethod = .get, parameters: Parameters? = nil,
         encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default, headers: HTTPHeaders? = nil,
         automaticallyCancelOnStreamError: Bool = false, interceptor: (any RequestInterceptor)? = nil,
@@ -474,7 +474,7 @@ open class Session: @unchecked Sendable {
     ///   - requestModifier:                  `RequestModifier` which will be applied to the `URLRequest` created from
     ///                                       the provided parameters. `nil` by default.
     /// - Returns:                            The created `DataStreamRequest`.
-    open func streamRequest(
+    @preconcurrency open func streamRequest(
         _ convertible: any URLConvertible, method: HTTPMethod = .get, headers: HTTPHeaders? = nil,
         automaticallyCancelOnStreamError: Bool = false, interceptor: (any RequestInterceptor)? = nil,
         shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
@@ -520,7 +520,7 @@ open class Session: @unchecked Sendable {
     ///                                default: the session's `startRequestsImmediately`.
     ///   - requestModifier:           `RequestModifier` applied to the `URLRequest`. `nil` by default.
     /// - Returns:                     The `WebSocketRequest`.
-    @_spi(WebSocket) open func webSocketRequest(
+    @preconcurrency @_spi(WebSocket) open func webSocketRequest(
         to url: any URLConvertible, configuration: WebSocketRequest.Configuration = .default, headers: HTTPHeaders? = nil,
         interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
     ) -> WebSocketRequest {
@@ -543,7 +543,7 @@ open class Session: @unchecked Sendable {
     ///                                default: the session's `startRequestsImmediately`.
     ///   - requestModifier:           `RequestModifier` applied to the `URLRequest`. `nil` by default.
     /// - Returns:                     The `WebSocketRequest`.
-    @_spi(WebSocket) open func webSocketRequest<Parameters: Encodable & Sendable>(
+    @preconcurrency @_spi(WebSocket) open func webSocketRequest<Parameters: Encodable & Sendable>(
         to url: any URLConvertible, configuration: WebSocketRequest.Configuration = .default, parameters: Parameters? = nil,
         encoder: any ParameterEncoder = URLEncodedFormParameterEncoder.default, headers: HTTPHeaders? = nil,
         interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil, requestModifier: RequestModifier? = nil
@@ -597,7 +597,7 @@ open class Session: @unchecked Sendable {
     ///   - requestModifier:         `RequestModifier` which will be applied to the `URLRequest` created from the
     ///                              provided parameters. `nil` by default.
     /// - Returns:                   The created `UploadRequest`.
-    open func upload(
+    @preconcurrency open func upload(
         multipartFormData: @escaping (MultipartFormData) -> Void, to url: any URLConvertible,
         usingThreshold encodingMemoryThreshold: UInt64 = MultipartFormData.encodingMemoryThreshold, method: HTTPMethod = .post,
         headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil, fileManager: FileManager = .default,
@@ -656,7 +656,7 @@ open class Session: @unchecked Sendable {
     ///   - requestModifier:           `RequestModifier` which will be applied to the `URLRequest` created from the
     ///                                provided parameters. `nil` by default.
     /// - Returns:                     The created `UploadRequest`.
-    open func upload(
+    @preconcurrency open func upload(
         multipartFormData: MultipartFormData, to url: any URLConvertible,
         usingThreshold encodingMemoryThreshold: UInt64 = MultipartFormData.encodingMemoryThreshold, method: HTTPMethod = .post,
         headers: HTTPHeaders? = nil, interceptor: (any RequestInterceptor)? = nil, shouldAutomaticallyResume: Bool? = nil,

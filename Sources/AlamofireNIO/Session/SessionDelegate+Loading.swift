@@ -10,7 +10,7 @@ package import FoundationNetworking
 // does the same work. The work itself is below the conformance, shared by both paths.
 
 extension SessionDelegate: LoadingTaskDelegate {
-    package func loadingTask(
+    @preconcurrency package func loadingTask(
         _ task: LoadingTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
@@ -23,7 +23,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         performRedirection(to: newRequest, from: response, for: request, task: task, completionHandler: completionHandler)
     }
 
-    package func loadingTask(
+    @preconcurrency package func loadingTask(
         _ task: LoadingTask, didReceive challenge: LoadingChallenge,
         completionHandler: @escaping @Sendable (LoadingChallenge.Disposition) -> Void
     ) {
@@ -39,7 +39,9 @@ extension SessionDelegate: LoadingTaskDelegate {
         completionHandler(answer)
     }
 
-    package func loadingTaskNeedsNewBodyStream(_ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+    @preconcurrency package func loadingTaskNeedsNewBodyStream(
+        _ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
         guard let request = request(for: task) else { return completionHandler(nil) }
         if let (session, sessionTask) = routed(request, task) {
             return urlSession(session, task: sessionTask, needNewBodyStream: completionHandler)
@@ -78,7 +80,7 @@ extension SessionDelegate: LoadingTaskDelegate {
             bytesReceived, totalBytesWritten: totalBytesReceived, totalBytesExpectedToWrite: totalBytesExpected, for: request, task: task)
     }
 
-    package func loadingTask(
+    @preconcurrency package func loadingTask(
         _ task: LoadingTask, didReceive response: ReceivedResponse,
         completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
     ) {
@@ -137,7 +139,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         didFinishDownloading(request, task: task, to: location)
     }
 
-    package func loadingTask(
+    @preconcurrency package func loadingTask(
         _ task: LoadingTask, willCacheResponse proposedResponse: CachedURLResponse,
         completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
     ) {

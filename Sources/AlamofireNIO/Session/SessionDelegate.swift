@@ -70,7 +70,7 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
     /// A server asked for credentials (HTTP Basic, Digest): Alamofire's answer — an answer already
     /// refused is not repeated (the 401 is the response); else the request's credential, else the
     /// configuration's stored one, else the default handling.
-    open func urlSession(
+    @preconcurrency open func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
@@ -101,7 +101,7 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
 
     /// The task needs its streamed body again (after a redirect or an authentication challenge): the
     /// stream already read cannot be sent again, so the task fails with `.requestBodyStreamExhausted`.
-    open func urlSession(
+    @preconcurrency open func urlSession(
         _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
         if let (request, loadingTask) = loading(of: task) {
@@ -112,7 +112,7 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
 
     /// A redirect: the monitors hear it, then the request's (or the session's) ``RedirectHandler``
     /// decides on the root queue; without one, it is followed.
-    open func urlSession(
+    @preconcurrency open func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
@@ -149,7 +149,7 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
 
     /// The response head arrived: the monitors hear it and the request's response handler, if any, decides
     /// whether the task goes on (``DataRequest/onHTTPResponse(on:perform:)``).
-    open func urlSession(
+    @preconcurrency open func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
@@ -167,7 +167,7 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
 
     /// A response may be cached: the monitors hear it, then the request's (or the session's)
     /// ``CachedResponseHandler`` decides on the root queue; without one, it is cached as proposed.
-    open func urlSession(
+    @preconcurrency open func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
         completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
     ) {

@@ -15,7 +15,7 @@ extension DataStreamRequest {
     ///   - stream: `StreamHandler` closure called as `Data` is received. May be called multiple times.
     /// - Returns:  The `DataStreamRequest`.
     @discardableResult
-    public func responseStream(on queue: DispatchQueue = .main, stream: @escaping Handler<Data, Never>) -> Self {
+    @preconcurrency public func responseStream(on queue: DispatchQueue = .main, stream: @escaping Handler<Data, Never>) -> Self {
         appendStream(
             .unserialized(on: queue), serializing: { .success($0) }, deliver: callingHandler(stream),
             complete: completingHandler(stream))
@@ -30,7 +30,7 @@ extension DataStreamRequest {
     ///   - stream:     `StreamHandler` closure called as `Data` is received. May be called multiple times.
     /// - Returns:      The `DataStreamRequest`.
     @discardableResult
-    public func responseStream<Serializer: DataStreamSerializer>(
+    @preconcurrency public func responseStream<Serializer: DataStreamSerializer>(
         using serializer: Serializer, on queue: DispatchQueue = .main, stream: @escaping Handler<Serializer.SerializedObject, AFError>
     ) -> Self where Serializer.SerializedObject: Sendable {
         appendStream(
@@ -46,7 +46,7 @@ extension DataStreamRequest {
     ///   - stream:     `StreamHandler` closure called as `Data` is received. May be called multiple times.
     /// - Returns:  The `DataStreamRequest`.
     @discardableResult
-    public func responseStreamString(on queue: DispatchQueue = .main, stream: @escaping Handler<String, Never>) -> Self {
+    @preconcurrency public func responseStreamString(on queue: DispatchQueue = .main, stream: @escaping Handler<String, Never>) -> Self {
         appendStream(
             .serialized(on: queue), serializing: { .success(String(decoding: $0, as: UTF8.self)) }, deliver: callingHandler(stream),
             complete: completingHandler(stream))
@@ -63,7 +63,7 @@ extension DataStreamRequest {
     ///   - stream:       `StreamHandler` closure called as `Data` is received. May be called multiple times.
     /// - Returns: The `DataStreamRequest`.
     @discardableResult
-    public func responseStreamDecodable<T: Decodable & Sendable>(
+    @preconcurrency public func responseStreamDecodable<T: Decodable & Sendable>(
         of type: T.Type = T.self, on queue: DispatchQueue = .main, using decoder: any DataDecoder = JSONDecoder(),
         preprocessor: any DataPreprocessor = PassthroughPreprocessor(), stream: @escaping Handler<T, AFError>
     ) -> Self {

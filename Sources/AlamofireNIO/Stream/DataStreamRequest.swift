@@ -215,7 +215,7 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     /// - Parameter validation: `Validation` closure used to validate the request and response.
     /// - Returns:              The `DataStreamRequest`.
     @discardableResult
-    public func validate(_ validation: @escaping Validation) -> Self {
+    @preconcurrency public func validate(_ validation: @escaping Validation) -> Self {
         appendValidator({ validation($0.request, $1) }) { [unowned self] outcome, response, result in
             monitor()?.request(self, didValidateRequest: outcome.request, response: response, withResult: result)
         }
@@ -257,7 +257,7 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     /// - Returns:   The instance.
     @_disfavoredOverload
     @discardableResult
-    public func onHTTPResponse(
+    @preconcurrency public func onHTTPResponse(
         on queue: DispatchQueue = .main,
         perform handler:
             @escaping @Sendable (
@@ -275,7 +275,9 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     ///   - handler: Closure called when the instance produces an `HTTPURLResponse`.
     /// - Returns:   The instance.
     @discardableResult
-    public func onHTTPResponse(on queue: DispatchQueue = .main, perform handler: @escaping @Sendable (HTTPURLResponse) -> Void) -> Self {
+    @preconcurrency public func onHTTPResponse(
+        on queue: DispatchQueue = .main, perform handler: @escaping @Sendable (HTTPURLResponse) -> Void
+    ) -> Self {
         setHTTPResponseHandler(on: queue, Self.allowing(handler))
         return self
     }

@@ -30,7 +30,7 @@ extension DataStreamRequest {
     ///   - handler:          Called with each event, then once with the completion.
     /// - Returns:            The instance.
     @discardableResult
-    public func responseServerSentEvents(
+    @preconcurrency public func responseServerSentEvents(
         on queue: DispatchQueue = .main, maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize,
         handler: @escaping Handler<ServerSentEvent, Never>
     ) -> Self {

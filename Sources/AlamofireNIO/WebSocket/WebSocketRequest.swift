@@ -75,7 +75,9 @@ public import FoundationNetworking
         }
 
         /// Sends a ping (see ``WebSocketRequest/sendPing(respondingOn:onResponse:)``).
-        public func sendPing(respondingOn queue: DispatchQueue = .main, onResponse: @escaping @Sendable (PingResponse) -> Void) {
+        @preconcurrency public func sendPing(
+            respondingOn queue: DispatchQueue = .main, onResponse: @escaping @Sendable (PingResponse) -> Void
+        ) {
             socket?.sendPing(respondingOn: queue, onResponse: onResponse)
         }
     }
