@@ -22,6 +22,23 @@ func peakResidentKilobytes() -> Int {
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
 }
 
+/// A field of /proc/self/status (`Threads`, say), as a number.
+func statusField(_ name: String) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("\(name):") } ?? ""
+    return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? -1
+}
+
+/// How many file descriptors the process has open.
+func openFileDescriptors() -> Int {
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    if ProcessInfo.processInfo.environment["PROBE_LIST_FDS"] != nil {
+        let targets = descriptors.map { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "?" }
+        FileHandle.standardError.write(Data("fds: \(targets.sorted())\n".utf8))
+    }
+    return descriptors.count
+}
+
 enum ProbeError: Error { case usage }
 
 /// `alamofire-probe get URL`: one GET through a default `Session`, whose proxies come from this
@@ -90,18 +107,74 @@ func webSocketStream(count: Int, size: Int) async throws -> String {
     return "messages=\(messages) bytes=\(bytes) error=\(error) rss_kb_peak=\(peak)"
 }
 
+/// `alamofire-probe sessions URL COUNT`: makes COUNT sessions one after another, each with its own
+/// transport, connections and URLSession, makes one GET of URL through each and releases it, and
+/// prints `sessions=<n> failures=<n>` with the file descriptors, threads and resident memory after
+/// the first tenth and at the end: what a session holds must go with it.
+func sessions(url: URL, count: Int) async -> String {
+    let warmUp = max(1, count / 10)
+    var failures = 0
+    var warm = (fds: -1, threads: -1, rss: -1)
+    for index in 0..<count {
+        if index == warmUp { warm = (openFileDescriptors(), statusField("Threads"), residentKilobytes()) }
+        let session = Session(eventMonitors: [])
+        let response = await session.request(url).validate().serializingData().response
+        if response.error != nil { failures += 1 }
+        withExtendedLifetime(session) {}
+    }
+    // Released connections close on their event loops: let them.
+    try? await Task.sleep(for: .milliseconds(500))
+    return "sessions=\(count) failures=\(failures) fds_warm=\(warm.fds) fds_end=\(openFileDescriptors()) "
+        + "threads_warm=\(warm.threads) threads_end=\(statusField("Threads")) rss_kb_warm=\(warm.rss) rss_kb_end=\(residentKilobytes())"
+}
+
+/// `alamofire-probe inflight URL COUNT`: starts COUNT GETs of URL at once through one session
+/// (whose per-host connection limit queues most of them), waits for all, releases the session, and
+/// prints `requests=<n> failures=<n>` with the file descriptors before, at the peak and after.
+func inFlight(url: URL, count: Int) async -> String {
+    // The process-wide pieces a first session brings (NIO's event loops, Dispatch's) are not the session's.
+    let first = Session(eventMonitors: [])
+    _ = await first.request(url).serializingData().response
+    withExtendedLifetime(first) {}
+    try? await Task.sleep(for: .milliseconds(200))
+    let before = openFileDescriptors()
+    let configuration = URLSessionConfiguration.af.default
+    configuration.httpMaximumConnectionsPerHost = 64
+    var session: Session? = Session(configuration: configuration, eventMonitors: [])
+    var failures = 0
+    var peak = before
+    await withTaskGroup(of: Bool.self) { group in
+        for _ in 0..<count {
+            group.addTask { [session] in
+                await session!.request(url).validate().serializingData().response.error == nil
+            }
+        }
+        for await succeeded in group {
+            if !succeeded { failures += 1 }
+            peak = max(peak, openFileDescriptors())
+        }
+    }
+    session = nil
+    try? await Task.sleep(for: .milliseconds(500))
+    return "requests=\(count) failures=\(failures) fds_before=\(before) fds_peak=\(peak) fds_after=\(openFileDescriptors())"
+}
+
+/// The soak: COUNT sequential GETs; from 100,000 on, the resident memory at every 100,000th is printed too.
 func soak(url: URL, count: Int, session: Session = Session()) async -> String {
     let warmUp = max(1, count / 5)
     var failures = 0
     var warm = -1
     var protocolName = "none"
+    var checkpoints: [String] = []
     for index in 0..<count {
+        if index > 0, index % 100_000 == 0 { checkpoints.append("\(index / 1000)k:\(residentKilobytes())") }
         if index == warmUp { warm = residentKilobytes() }
         let response = await session.request(url).validate().serializingData().response
         if response.error != nil { failures += 1 }
         if index == count - 1 { protocolName = response.metrics?.transactionMetrics.last?.networkProtocolName ?? "none" }
     }
-    return "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes()) protocol=\(protocolName)"
+    let summary = "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes()) protocol=\(protocolName)"
+    return checkpoints.isEmpty ? summary : summary + " rss_kb_at=" + checkpoints.joined(separator: ",")
 }
 
 /// `alamofire-probe soak-tls URL CA_FILE COUNT`: the soak over HTTPS, trusting the DER certificate
@@ -161,6 +234,12 @@ do {
         print(await get(url: url))
         exit(0)
     }
+    if arguments.count == 3, ["sessions", "inflight"].contains(arguments[0]), let url = URL(string: arguments[1]),
+        let count = Int(arguments[2]), count > 0
+    {
+        print(arguments[0] == "sessions" ? await sessions(url: url, count: count) : await inFlight(url: url, count: count))
+        exit(0)
+    }
     if arguments.count == 2, arguments[0] == "stream" {
         print(try await stream(path: arguments[1]))
         exit(0)
@@ -180,7 +259,7 @@ do {
 } catch {
     FileHandle.standardError.write(
         Data(
-            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe reachability\n"
+            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe sessions URL COUNT | alamofire-probe inflight URL COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe reachability\n"
                 .utf8))
     exit(2)
 }

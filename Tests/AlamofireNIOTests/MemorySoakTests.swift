@@ -43,6 +43,44 @@ import Testing
         #expect(end - warm < Self.allowedGrowthKilobytes, "resident memory grew from \(warm) kB to \(end) kB")
     }
 
+    /// Sessions made and released one after another, each after one request: their connections
+    /// (file descriptors), event-loop work, URLSessions and memory go with them.
+    @Test func releasedSessionsReleaseWhatTheyHeld() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let report = try await runProbe("sessions", server.url("/bytes/64").absoluteString, "300")
+            #expect(report["exit"] == "0")
+            #expect(report["sessions"] == "300")
+            #expect(report["failures"] == "0")
+            let (fdsWarm, fdsEnd) = try (#require(report["fds_warm"].flatMap(Int.init)), #require(report["fds_end"].flatMap(Int.init)))
+            // Dispatch makes a timer descriptor per clock the first time one is used (the probe's last wait);
+            // a descriptor kept per session would add hundreds.
+            #expect(fdsEnd <= fdsWarm + 2, "open file descriptors went from \(fdsWarm) to \(fdsEnd)")
+            let threadsWarm = try #require(report["threads_warm"].flatMap(Int.init))
+            let threadsEnd = try #require(report["threads_end"].flatMap(Int.init))
+            // Dispatch may keep a few more idle workers; a thread per session would add hundreds.
+            #expect(threadsEnd <= threadsWarm + 8, "threads went from \(threadsWarm) to \(threadsEnd)")
+            let rssWarm = try #require(report["rss_kb_warm"].flatMap(Int.init))
+            let rssEnd = try #require(report["rss_kb_end"].flatMap(Int.init))
+            #expect(rssEnd - rssWarm < 4_000, "resident memory grew from \(rssWarm) kB to \(rssEnd) kB")
+        }
+    }
+
+    /// Many requests in flight at once through one session: every one completes, and once the
+    /// session is released its connections are closed.
+    @Test func requestsInFlightAllCompleteAndTheirConnectionsClose() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let report = try await runProbe("inflight", server.url("/bytes/64").absoluteString, "2000")
+            #expect(report["exit"] == "0")
+            #expect(report["requests"] == "2000")
+            #expect(report["failures"] == "0")
+            let before = try #require(report["fds_before"].flatMap(Int.init))
+            let peak = try #require(report["fds_peak"].flatMap(Int.init))
+            let after = try #require(report["fds_after"].flatMap(Int.init))
+            #expect(peak > before)
+            #expect(after <= before + 2, "open file descriptors: \(before) before, \(after) after")
+        }
+    }
+
     /// A 1 GiB `streamRequest` consumed more slowly than loopback delivers it: back-pressure keeps the
     /// process's peak resident memory under 100 MB (without it the body would pile up in memory).
     /// The probe serves the stream itself, so the test process's event loops stay free for other tests.
