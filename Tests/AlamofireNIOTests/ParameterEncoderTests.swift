@@ -165,6 +165,10 @@ import FoundationNetworking
             guard case .parameterEncodingFailed(.jsonEncodingFailed(let underlying)) = error as? AFError else { return false }
             return underlying is JSONEncoding.Error
         }
+        #expect(
+            JSONEncoding.Error.invalidJSONObject.localizedDescription
+                == "Invalid JSON object provided for parameter or object encoding. "
+                + "This is most likely due to a value which can't be represented in Objective-C.")
     }
 
     @Test func propertyListEncodingWritesXML() throws {

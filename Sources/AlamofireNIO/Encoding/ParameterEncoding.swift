@@ -168,6 +168,16 @@ public struct JSONEncoding: ParameterEncoding {
     }
 }
 
+extension JSONEncoding.Error {
+    /// Alamofire's description of the failure.
+    public var localizedDescription: String {
+        """
+        Invalid JSON object provided for parameter or object encoding. \
+        This is most likely due to a value which can't be represented in Objective-C.
+        """
+    }
+}
+
 /// Encodes parameters as a property list body with `PropertyListSerialization`.
 public struct PropertyListEncoding: ParameterEncoding {
     /// XML property lists.
