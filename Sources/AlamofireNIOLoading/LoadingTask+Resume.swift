@@ -8,7 +8,9 @@ import FoundationNetworking
 
 /// How a download continues from a ``DownloadResumption`` and leaves one behind: the range it asks
 /// for, what it makes of the answer, and what becomes of its partial file when it ends without
-/// success (kept for resume data, or removed).
+/// success (kept for resume data, or removed). The file of resume data the user holds is the task's
+/// only once it takes it (under a new name, as it sends the range); until then, and after an error
+/// answer to the range, it stays the user's.
 extension LoadingTask {
     /// The `URLError` user-info key under which URLSession puts a failed download's resume data.
     package static let resumeDataKey = "NSURLSessionDownloadTaskResumeData"
@@ -49,7 +51,7 @@ extension LoadingTask {
         resumption.file = taken
         state.withLock { state in
             // The first name, which the resume data the user holds says (later hops take the file again).
-            if state.resumedFileName == nil { state.resumedFileName = original }
+            if resumption.isHeldByUser, state.resumedFileName == nil { state.resumedFileName = original }
             state.resumption = resumption
             state.resumable = resumption
             state.downloadFile = taken
@@ -74,10 +76,10 @@ extension LoadingTask {
     }
 
     /// Decides where the final response's body goes (called once, as it starts): the partial file
-    /// continued from its offset for a matching `206`, the partial file rewritten for another
-    /// successful response to a continued request, or a new file in `directory`. An error answer to a
-    /// continued request (a `404`, a `503`) leaves the partial file alone, under the name its resume
-    /// data gave it, so that data can continue it later.
+    /// continued from its offset for a matching `206`, the partial file rewritten for any other
+    /// response to a continued request, or a new file in `directory`. An error answer (a `404`, a
+    /// `503`) to a request continuing the user's resume data leaves its partial file alone, under the
+    /// name that data gives it, so the data can continue it later.
     func downloadPlan(for response: URLResponse?, streamed: Bool, directory: URL) -> DownloadPlan {
         let restored = restorePartialFile(ifRefusedBy: response, streamed: streamed)
         return state.withLock { state in
@@ -113,8 +115,8 @@ extension LoadingTask {
         }
     }
 
-    /// Gives a continued request's partial file its resume data's name back when the final response
-    /// is an error (not 2xx), so the body goes to a new file; returns whether it did.
+    /// Gives the partial file of the user's resume data its name back when the final response is an
+    /// error (not 2xx), so the body goes to a new file; returns whether it did.
     private func restorePartialFile(ifRefusedBy response: URLResponse?, streamed: Bool) -> Bool {
         guard streamed, let status = (response as? HTTPURLResponse)?.statusCode, !(200..<300).contains(status) else { return false }
         guard
@@ -123,6 +125,20 @@ extension LoadingTask {
             !FileManager.default.fileExists(atPath: original.path), (try? FileManager.default.moveItem(at: taken, to: original)) != nil
         else { return false }
         return true
+    }
+
+    /// The task was made but is dropped unstarted (its request was cancelled meanwhile): a partial
+    /// file it was to continue goes, unless the user's resume data names it.
+    package func discardUnstarted() {
+        let file = state.withLock { state in
+            defer {
+                state.downloadFile = nil
+                state.resumable = nil
+                state.resumption = nil
+            }
+            return state.downloadFile
+        }
+        if let file { try? FileManager.default.removeItem(at: file) }
     }
 
     /// The download's file is the delegate's now: nothing removes it.

@@ -183,7 +183,8 @@ package final class LoadingTask: Sendable {
         if let resumption, case .file = destination {
             state.resumption = resumption
             state.resumable = resumption
-            state.downloadFile = resumption.file
+            // The user's file becomes the task's once it takes it (`continueDownload`); another is the task's to remove.
+            state.downloadFile = resumption.isHeldByUser ? nil : resumption.file
             state.reportsResumeOffset = true
         }
         self.state = Mutex(state)

@@ -132,6 +132,25 @@ import FoundationNetworking
         return request
     }
 
+    /// A download task dropped unstarted (its request was cancelled as it was made) removes the partial
+    /// file it was to continue, unless the user's resume data names it.
+    @Test(arguments: [false, true])
+    func aDownloadTaskDroppedUnstartedSettlesItsPartialFile(heldByUser: Bool) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discard-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("AlamofireNIO_\(UUID().uuidString).tmp")
+        try Data(repeating: 1, count: 100).write(to: file)
+        var resumption = DownloadResumption(
+            request: URLRequest(url: URL(string: "http://127.0.0.1:1/file")!), file: file, offset: 100, entityTag: "\"v1\"",
+            lastModified: nil, expectedTotalBytes: 1000)
+        resumption.isHeldByUser = heldByUser
+        let task = Self.session().makeTask(
+            with: resumption.request, destination: .file(directory: directory), resuming: resumption, delegate: RecordingDelegate())
+        task.discardUnstarted()
+        #expect(FileManager.default.fileExists(atPath: file.path) == heldByUser)
+    }
+
     @Test func aGetReportsResponseDataMetricsAndCompletionInOrder() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let delegate = RecordingDelegate()

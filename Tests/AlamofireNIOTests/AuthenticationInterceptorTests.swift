@@ -187,7 +187,8 @@ import FoundationNetworking
             let expired = CountingInterceptor(
                 wrapped: AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: "old", expired: true)))
             authenticator.holdRefreshes(until: 10, arrive: expired.adapted)
-            let adapting = await Self.concurrentRequests(10, to: server, interceptor: expired)
+            // Bounded: a refresh held for requests that never arrive would otherwise hang the test.
+            let adapting = try await withTimeout { await Self.concurrentRequests(10, to: server, interceptor: expired) }
             for response in adapting {
                 guard case .requestAdaptationFailed(let error)? = response.error, error is RefreshFailed else {
                     Issue.record("\(String(describing: response.error))")
@@ -199,7 +200,7 @@ import FoundationNetworking
             let revoked = CountingInterceptor(
                 wrapped: AuthenticationInterceptor(authenticator: authenticator, credential: Token(value: "")))
             authenticator.holdRefreshes(until: 10, arrive: revoked.retried)
-            let retrying = await Self.concurrentRequests(10, to: server, interceptor: revoked)
+            let retrying = try await withTimeout { await Self.concurrentRequests(10, to: server, interceptor: revoked) }
             for response in retrying {
                 guard case .requestRetryFailed(let error, _)? = response.error, error is RefreshFailed else {
                     Issue.record("\(String(describing: response.error))")

@@ -297,16 +297,20 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
         }
     }
 
-    /// A retry cancelled before its task runs leaves no partial file: the failed attempt's file was
-    /// only the retry's to continue.
-    @Test func aRetryCancelledBeforeItsTaskRunsRemovesTheFailedAttemptsFile() async throws {
+    /// The partial file a failed attempt left for its retry goes with the request when no task took it
+    /// (the request was cancelled before the retry's task was made).
+    @Test func aRetrysPartialFileThatNoTaskTookGoesWithTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let monitor = ClosureEventMonitor()
-            monitor.requestIsRetrying = { $0.cancel() }
-            try await withScopedSession(interceptor: RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0), monitors: [monitor]) {
-                session, fileManager in
-                let url = server.url("/range/50000?chunk_size=1000&abort_at=33000")
-                let response = await session.download(url).serializingData().response
+            try await withScopedSession { session, fileManager in
+                let url = server.url("/range/30000?chunk_size=1000&duration=1")
+                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                #expect(fileManager.files.count == 1)
+                // What a failed attempt leaves for the retry (`keepResumptionForRetry`).
+                let pending = try DownloadResumption(decoding: try #require(resumeData), temporaryDirectory: fileManager.directory)
+                let request = session.download(url)
+                request.resumeState.withLock { $0.nextResumption = pending }
+                request.cancel()
+                let response = await request.serializingData().response
                 #expect(response.error?.isExplicitlyCancelledError == true)
                 #expect(fileManager.files.isEmpty)
             }

@@ -173,22 +173,41 @@ private final class RecordingDelegate: SessionDelegate, @unchecked Sendable {
     @Test func releasingTheSessionTellsTheDelegateAndTheMonitors() async throws {
         let delegate = RecordingDelegate()
         let monitor = InvalidationCounter()
-        do {
-            let session = Session(delegate: delegate, eventMonitors: [monitor])
-            _ = session.session
-        }
+        do { _ = Session(delegate: delegate, eventMonitors: [monitor]) }
         try await withTimeout { for await _ in delegate.invalidated.stream {} }
         try await withTimeout { for await _ in monitor.invalidated.stream {} }
         #expect(delegate.events == ["invalid"])
+        #expect(monitor.count == 1)
+    }
+
+    /// A Session given a URLSession whose delegate is not its SessionDelegate: its monitors still hear
+    /// the invalidation, once.
+    @Test func aURLSessionWithAnotherDelegateStillReachesTheMonitors() async throws {
+        let monitor = InvalidationCounter()
+        let rootQueue = DispatchQueue(label: "foreign.rootQueue")
+        do {
+            let urlSession = URLSession(configuration: .ephemeral)
+            _ = Session(session: urlSession, delegate: SessionDelegate(), rootQueue: rootQueue, eventMonitors: [monitor])
+        }
+        try await withTimeout { for await _ in monitor.invalidated.stream {} }
+        // Anything else would have reached the monitor's queue by the time this runs.
+        try await withTimeout { await withCheckedContinuation { continuation in rootQueue.async { continuation.resume() } } }
+        monitor.queue.sync {}
+        #expect(monitor.count == 1)
     }
 }
 
 /// Counts the invalidations its monitor hears.
-private final class InvalidationCounter: EventMonitor, Sendable {
+private final class InvalidationCounter: EventMonitor, @unchecked Sendable {
+    // @unchecked: `heard` is touched on `queue` only.
     let queue = DispatchQueue(label: "invalidation-counter")
     let invalidated = AsyncStream<Void>.makeStream()
+    private var heard = 0
+
+    var count: Int { queue.sync { heard } }
 
     func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
+        heard += 1
         invalidated.continuation.finish()
     }
 }

@@ -153,7 +153,9 @@ import Testing
             do {
                 let response = try await transport.execute(TransportRequest(url: server.url("/drip?numbytes=50&duration=5")))
                 var iterator = response.body.makeAsyncIterator()
-                #expect(try await iterator.next()?.readableBytes == 1)
+                // A byte every 100 ms: a loaded machine may read two or more at once, never the whole body.
+                let first = try await iterator.next()?.readableBytes ?? 0
+                #expect(first >= 1 && first < 50)
             }
             await server.waitUntil { $0.openConnections == 0 }
         }

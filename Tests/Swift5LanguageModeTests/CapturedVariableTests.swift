@@ -8,16 +8,6 @@ import Testing
 // without a warning; AlamofireNIO does the same. Each use below would warn otherwise, and CI fails
 // on a warning.
 
-/// Records what a request's handlers saw, in variables they capture, as an Alamofire user writes it.
-final class Recorder {
-    var statusCodes: [Int] = []
-    var progressCalls = 0
-    var validations = 0
-    var modifications = 0
-    var adaptations = 0
-    var redirects: [String] = []
-}
-
 @Suite struct CapturedVariableTests {
     @Test func handlersMutateCapturedVariables() async throws {
         try await HTTPBinServer.withServer { server in

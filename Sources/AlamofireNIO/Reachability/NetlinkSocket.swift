@@ -21,7 +21,7 @@ enum RoutingSourceEvent: Sendable, Equatable {
 protocol RoutingMessageSource: AnyObject, Sendable {
     /// Starts delivering datagrams of rtnetlink messages on `queue`: first a dump of the links and
     /// routes, then every change (and, after lost messages, another dump). False when it cannot start.
-    @preconcurrency func start(on queue: DispatchQueue, deliver: @escaping @Sendable (RoutingSourceEvent) -> Void) -> Bool
+    func start(on queue: DispatchQueue, deliver: @escaping @Sendable (RoutingSourceEvent) -> Void) -> Bool
     /// Stops delivering; nothing is delivered after it returns on `queue`.
     func stop()
     /// The links and routes now, read at once (for `status` while not listening); nil if unavailable.

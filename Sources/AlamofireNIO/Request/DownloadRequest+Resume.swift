@@ -65,6 +65,15 @@ extension DownloadRequest {
             defer { resumeDataHandler = nil }
             return resumeDataHandler
         }
+
+        /// The partial file the next attempt continues, with its origin; it is no longer kept here.
+        mutating func takeNextResumption() -> (resumption: DownloadResumption, origin: URL?)? {
+            defer {
+                nextResumption = nil
+                nextResumptionOrigin = nil
+            }
+            return nextResumption.map { ($0, nextResumptionOrigin) }
+        }
     }
 
     /// Cancels the instance, optionally producing resume data. Once cancelled, a `DownloadRequest` can no longer be
@@ -139,37 +148,29 @@ extension DownloadRequest {
     /// The partial file the task for `urlRequest` continues: the last failed attempt's (when it was for the same URL,
     /// before or after its redirects) or the resume data's. One that does not apply is removed.
     func takeResumption(for urlRequest: URLRequest) -> DownloadResumption? {
-        guard
-            let (taken, origin) = resumeState.withLock({ state in
-                defer {
-                    state.nextResumption = nil
-                    state.nextResumptionOrigin = nil
-                }
-                return state.nextResumption.map { ($0, state.nextResumptionOrigin) }
-            })
-        else { return nil }
+        guard let (taken, origin) = resumeState.withLock({ $0.takeNextResumption() }) else { return nil }
         var resumption = taken
         let sameURL = resumption.request.url == urlRequest.url || (origin != nil && origin == urlRequest.url)
         guard sameURL, (urlRequest.httpMethod ?? "GET") == "GET", urlRequest.httpBody == nil else {
-            try? fileManager.removeItem(at: resumption.file)
+            if !isUsersResumeDataFile(resumption.file) { try? fileManager.removeItem(at: resumption.file) }
             return nil
         }
         resumption.request = urlRequest
+        resumption.isHeldByUser = isUsersResumeDataFile(resumption.file)
         return resumption
+    }
+
+    /// Whether `file` is the partial file the resume data this request was made from names.
+    func isUsersResumeDataFile(_ file: URL) -> Bool {
+        guard case .resumeData = downloadable, let own = try? resumption() else { return false }
+        return own.file == file
     }
 
     /// Removes the partial file a failed attempt left for a task that never took it. The file the user's resume data
     /// names stays: that data still continues it.
     func discardUnusedResumption() {
-        let pending = resumeState.withLock { state in
-            defer {
-                state.nextResumption = nil
-                state.nextResumptionOrigin = nil
-            }
-            return state.nextResumption
-        }
-        guard let pending else { return }
-        if case .resumeData = downloadable, let own = try? resumption(), own.file == pending.file { return }
+        guard let pending = resumeState.withLock({ $0.takeNextResumption() })?.resumption, !isUsersResumeDataFile(pending.file)
+        else { return }
         try? fileManager.removeItem(at: pending.file)
     }
 

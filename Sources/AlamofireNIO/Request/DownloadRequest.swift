@@ -85,7 +85,7 @@ public final class DownloadRequest: Request, @unchecked Sendable {
         .file(directory: fileManager.temporaryDirectory)
     }
 
-    override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingDownloadTask(task) }
+    override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingDownloadTask(task, request: self) }
 
     override func loadingResumption(for urlRequest: URLRequest) -> DownloadResumption? {
         takeResumption(for: urlRequest)

@@ -17,6 +17,9 @@ import FoundationNetworking
 /// What the task stand-ins read and do, shared by the four kinds.
 struct LoadingTaskMirror: @unchecked Sendable {
     let task: LoadingTask
+    /// The request the task runs for, which the ``SessionDelegate``'s URLSession methods hand events to: kept here,
+    /// since the task lets its owner go as it completes, and an override may call `super` later.
+    weak var request: Request?
 
     var snapshot: LoadingTask.Snapshot { task.snapshot }
 
@@ -40,8 +43,8 @@ protocol LoadingTaskStandIn: URLSessionTask {
 final class LoadingDataTask: URLSessionDataTask, LoadingTaskStandIn, @unchecked Sendable {
     let mirror: LoadingTaskMirror
 
-    init(_ task: LoadingTask) {
-        mirror = LoadingTaskMirror(task: task)
+    init(_ task: LoadingTask, request: Request? = nil) {
+        mirror = LoadingTaskMirror(task: task, request: request)
         super.init()
     }
 
@@ -64,8 +67,8 @@ final class LoadingDataTask: URLSessionDataTask, LoadingTaskStandIn, @unchecked 
 final class LoadingUploadTask: URLSessionUploadTask, LoadingTaskStandIn, @unchecked Sendable {
     let mirror: LoadingTaskMirror
 
-    init(_ task: LoadingTask) {
-        mirror = LoadingTaskMirror(task: task)
+    init(_ task: LoadingTask, request: Request? = nil) {
+        mirror = LoadingTaskMirror(task: task, request: request)
         super.init()
     }
 
@@ -88,8 +91,8 @@ final class LoadingUploadTask: URLSessionUploadTask, LoadingTaskStandIn, @unchec
 final class LoadingDownloadTask: URLSessionDownloadTask, LoadingTaskStandIn, @unchecked Sendable {
     let mirror: LoadingTaskMirror
 
-    init(_ task: LoadingTask) {
-        mirror = LoadingTaskMirror(task: task)
+    init(_ task: LoadingTask, request: Request? = nil) {
+        mirror = LoadingTaskMirror(task: task, request: request)
         super.init()
     }
 
@@ -116,8 +119,8 @@ final class LoadingDownloadTask: URLSessionDownloadTask, LoadingTaskStandIn, @un
 final class LoadingWebSocketTask: URLSessionWebSocketTask, LoadingTaskStandIn, @unchecked Sendable {
     let mirror: LoadingTaskMirror
 
-    init(_ task: LoadingTask) {
-        mirror = LoadingTaskMirror(task: task)
+    init(_ task: LoadingTask, request: Request? = nil) {
+        mirror = LoadingTaskMirror(task: task, request: request)
         super.init()
     }
 

@@ -198,7 +198,7 @@ extension Request {
             delegate: session.delegate, owner: self, clientIdentity: clientIdentity?.identity)
         decideThenPerform { state in
             let action = state.machine.taskCreated(task)
-            guard action != .discard else { return [] }
+            guard action != .discard else { return [{ task.discardUnstarted() }] }
             state.tasks.append(task)
             let taskHandler = state.urlSessionTaskHandler
             var work: [@Sendable () -> Void] = [

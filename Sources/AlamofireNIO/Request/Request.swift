@@ -181,7 +181,7 @@ public class Request: @unchecked Sendable {
     func loadingResumption(for urlRequest: URLRequest) -> DownloadResumption? { nil }
 
     /// The `URLSessionTask` that stands for `task` (a data task unless the kind says otherwise).
-    func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingDataTask(task) }
+    func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingDataTask(task, request: self) }
 
     /// The final response's head arrived: record it, and say whether the body may come (a data or
     /// stream request's `onHTTPResponse` handler decides, on its queue).
@@ -454,7 +454,7 @@ public protocol RequestDelegate: AnyObject, Sendable {
     /// Notifies the delegate the `Request` has reached a point where it needs cleanup.
     func cleanup(after request: Request)
     /// Asynchronously ask the delegate whether a `Request` will be retried.
-    @preconcurrency func retryResult(for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void)
+    func retryResult(for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void)
     /// Asynchronously retry the `Request`.
     func retryRequest(_ request: Request, withDelay timeDelay: TimeInterval?)
 }

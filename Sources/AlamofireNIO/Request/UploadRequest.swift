@@ -76,7 +76,7 @@ public final class UploadRequest: DataRequest, @unchecked Sendable {
         }
     }
 
-    override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingUploadTask(task) }
+    override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingUploadTask(task, request: self) }
 
     /// A streamed upload's task asks for its stream as it starts, as URLSession's does.
     override func willStartLoadingTask(_ task: LoadingTask) {

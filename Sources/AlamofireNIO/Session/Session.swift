@@ -63,9 +63,11 @@ open class Session: @unchecked Sendable {
     /// Requests made that will not resume on their own, held weakly until they finish, for ``deinit``
     /// (the others are in ``activeRequests`` once set up).
     let unfinishedRequests = RequestRegistry()
-    /// The underlying `URLSession`, made with this session's ``delegate`` and a delegate queue on ``rootQueue``, as in
-    /// Alamofire. It loads nothing (AlamofireNIO's transport does): the event monitors' URLSession events carry it,
-    /// and it is invalidated when the Session goes away.
+    /// The underlying `URLSession`: the one given to `init(session:…)`, or one made with this session's
+    /// configuration, ``delegate`` and a delegate queue on ``rootQueue``, as in Alamofire. It loads nothing
+    /// (AlamofireNIO's transport does): the event monitors' URLSession events carry it. As in Alamofire, it is
+    /// invalidated (`invalidateAndCancel()`) when the Session goes away, so do not share one between sessions or use
+    /// it for tasks of your own.
     public let session: URLSession
 
     /// Creates a `Session` from a `URLSession` (Alamofire's designated initializer): its configuration's headers,
@@ -177,9 +179,11 @@ open class Session: @unchecked Sendable {
         let unfinished = activeRequests.withLock { $0 }.union(unfinishedRequests.takeAll())
         for request in unfinished { request.sessionDeinitialized() }
         transport.shutdown()
+        // Read before invalidating: URLSession lets its delegate go (on its delegate queue) once it has told it.
+        let tellsDelegate = session.delegate === delegate
         session.invalidateAndCancel()
         // A session given to `init(session:…)` with another delegate: the monitors still hear it.
-        if session.delegate !== delegate { eventMonitor.urlSession(session, didBecomeInvalidWithError: nil) }
+        if !tellsDelegate { eventMonitor.urlSession(session, didBecomeInvalidWithError: nil) }
     }
 
     // MARK: Data requests

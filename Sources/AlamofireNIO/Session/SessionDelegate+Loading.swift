@@ -10,7 +10,7 @@ package import FoundationNetworking
 // does the same work. The work itself is below the conformance, shared by both paths.
 
 extension SessionDelegate: LoadingTaskDelegate {
-    @preconcurrency package func loadingTask(
+    package func loadingTask(
         _ task: LoadingTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
@@ -23,7 +23,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         performRedirection(to: newRequest, from: response, for: request, task: task, completionHandler: completionHandler)
     }
 
-    @preconcurrency package func loadingTask(
+    package func loadingTask(
         _ task: LoadingTask, didReceive challenge: LoadingChallenge,
         completionHandler: @escaping @Sendable (LoadingChallenge.Disposition) -> Void
     ) {
@@ -39,16 +39,14 @@ extension SessionDelegate: LoadingTaskDelegate {
         completionHandler(answer)
     }
 
-    @preconcurrency package func loadingTaskNeedsNewBodyStream(
+    package func loadingTaskNeedsNewBodyStream(
         _ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
         guard let request = request(for: task) else { return completionHandler(nil) }
         if let (session, sessionTask) = routed(request, task) {
             return urlSession(session, task: sessionTask, needNewBodyStream: completionHandler)
         }
-        tell(request, about: task, .taskNeedsNewBodyStream) { $0.urlSession($1, taskNeedsNewBodyStream: $2) }
-        // The stream already read cannot be sent again: the task fails with `.requestBodyStreamExhausted`.
-        completionHandler(nil)
+        needNewBodyStream(for: request, task: task, completionHandler: completionHandler)
     }
 
     package func loadingTask(_ task: LoadingTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
@@ -80,7 +78,7 @@ extension SessionDelegate: LoadingTaskDelegate {
             bytesReceived, totalBytesWritten: totalBytesReceived, totalBytesExpectedToWrite: totalBytesExpected, for: request, task: task)
     }
 
-    @preconcurrency package func loadingTask(
+    package func loadingTask(
         _ task: LoadingTask, didReceive response: ReceivedResponse,
         completionHandler: @escaping @Sendable (LoadingResponseDisposition) -> Void
     ) {
@@ -139,7 +137,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         didFinishDownloading(request, task: task, to: location)
     }
 
-    @preconcurrency package func loadingTask(
+    package func loadingTask(
         _ task: LoadingTask, willCacheResponse proposedResponse: CachedURLResponse,
         completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
     ) {
@@ -157,8 +155,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         if let (session, sessionTask) = routed(request, task) {
             return urlSession(session, task: sessionTask, didFinishCollecting: metrics)
         }
-        tell(request, about: task, .taskDidFinishCollectingMetrics) { $0.urlSession($1, task: $2, didFinishCollecting: metrics) }
-        request.didGatherMetrics(metrics)
+        didFinishCollecting(metrics, for: request, task: task)
     }
 
     package func loadingTask(_ task: LoadingTask, didCompleteWithError error: URLError?) {
@@ -166,8 +163,7 @@ extension SessionDelegate: LoadingTaskDelegate {
         if let (session, sessionTask) = routed(request, task) {
             return urlSession(session, task: sessionTask, didCompleteWithError: error)
         }
-        tell(request, about: task, .taskDidComplete) { $0.urlSession($1, task: $2, didCompleteWithError: error) }
-        request.didCompleteTask(task, with: error)
+        didComplete(request, task: task, with: error)
     }
 }
 
@@ -180,8 +176,9 @@ extension SessionDelegate {
 
     /// The request and loading task behind a task stand-in handed to a URLSession method.
     func loading(of sessionTask: URLSessionTask) -> (Request, LoadingTask)? {
-        guard let task = (sessionTask as? any LoadingTaskStandIn)?.mirror.task, let request = request(for: task) else { return nil }
-        return (request, task)
+        guard let mirror = (sessionTask as? any LoadingTaskStandIn)?.mirror, let request = mirror.request ?? request(for: mirror.task)
+        else { return nil }
+        return (request, mirror.task)
     }
 
     /// For a subclass, the session and task stand-in its URLSession methods get; `nil` for a plain
@@ -234,6 +231,22 @@ extension SessionDelegate {
         guard previousFailureCount == 0 else { return .rejectProtectionSpace }
         let credential = request.credential ?? request.session?.loading.defaultCredential(for: protectionSpace)
         return credential.map { .useCredential($0) } ?? .performDefaultHandling
+    }
+
+    func needNewBodyStream(for request: Request, task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+        tell(request, about: task, .taskNeedsNewBodyStream) { $0.urlSession($1, taskNeedsNewBodyStream: $2) }
+        // The stream already read cannot be sent again: the task fails with `.requestBodyStreamExhausted`.
+        completionHandler(nil)
+    }
+
+    func didFinishCollecting(_ metrics: TaskMetrics, for request: Request, task: LoadingTask) {
+        tell(request, about: task, .taskDidFinishCollectingMetrics) { $0.urlSession($1, task: $2, didFinishCollecting: metrics) }
+        request.didGatherMetrics(metrics)
+    }
+
+    func didComplete(_ request: Request, task: LoadingTask, with error: URLError?) {
+        tell(request, about: task, .taskDidComplete) { $0.urlSession($1, task: $2, didCompleteWithError: error) }
+        request.didCompleteTask(task, with: error)
     }
 
     func didSendBodyData(

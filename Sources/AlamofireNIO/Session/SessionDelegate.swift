@@ -17,9 +17,11 @@ public import FoundationNetworking
 /// layer instead.
 ///
 /// **Subclasses.** Its URLSession delegate methods are `open`, as in Alamofire. When the delegate is
-/// a subclass, every loading event goes through them, with the request's `URLSessionTask`
-/// (``Request/task``), so an override sees each event and decides whether and when to call `super`,
-/// which does Alamofire's work. The plain `SessionDelegate` skips that step. The methods run where
+/// a subclass, every loading event that has a URLSession delegate method goes through it, with the
+/// request's `URLSessionTask` (``Request/task``), so an override sees each event and decides whether
+/// and when to call `super`, which does Alamofire's work (WebSocket events, which have no such
+/// method on Linux, go straight to the request). The plain `SessionDelegate` skips that step. Events
+/// of tasks still running when their ``Session`` has gone go straight to their requests. The methods run where
 /// the events arrive — a connection's event loop, or a Dispatch thread for a few that may block (a
 /// download's file, a response to cache) — not on a delegate queue: an override must not block.
 /// A user's `RedirectHandler` and `CachedResponseHandler` still run on the session's root queue,
@@ -104,10 +106,8 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
     @preconcurrency open func urlSession(
         _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        if let (request, loadingTask) = loading(of: task) {
-            tell(request, about: loadingTask, .taskNeedsNewBodyStream) { $0.urlSession($1, taskNeedsNewBodyStream: $2) }
-        }
-        completionHandler(nil)
+        guard let (request, loadingTask) = loading(of: task) else { return completionHandler(nil) }
+        needNewBodyStream(for: request, task: loadingTask, completionHandler: completionHandler)
     }
 
     /// A redirect: the monitors hear it, then the request's (or the session's) ``RedirectHandler``
@@ -126,16 +126,14 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
     /// Alamofire (`didFinishCollecting metrics: URLSessionTaskMetrics`) overrides this method.
     open func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics) {
         guard let (request, loadingTask) = loading(of: task) else { return }
-        tell(request, about: loadingTask, .taskDidFinishCollectingMetrics) { $0.urlSession($1, task: $2, didFinishCollecting: metrics) }
-        request.didGatherMetrics(metrics)
+        didFinishCollecting(metrics, for: request, task: loadingTask)
     }
 
     /// The task completed: the monitors hear it, and the request finishes (validation, retry, serialization).
     open func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let (request, loadingTask) = loading(of: task) else { return }
-        let failure = error.map { $0 as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: $0]) }
-        tell(request, about: loadingTask, .taskDidComplete) { $0.urlSession($1, task: $2, didCompleteWithError: failure) }
-        request.didCompleteTask(loadingTask, with: failure)
+        didComplete(
+            request, task: loadingTask, with: error.map { $0 as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: $0]) })
     }
 
     /// Alamofire's hook for a task waiting for connectivity: the monitors hear it. AlamofireNIO's tasks do not wait

@@ -196,7 +196,7 @@ public import FoundationNetworking
         .webSocket(subprotocols: configuration.protocol.map { [$0] } ?? [], maximumMessageSize: configuration.maximumMessageSize)
     }
 
-    override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingWebSocketTask(task) }
+    override func makeSessionTask(for task: LoadingTask) -> URLSessionTask { LoadingWebSocketTask(task, request: self) }
 
     override func prepareForRetry() {
         socketState.withLock { $0.isOpen = false }

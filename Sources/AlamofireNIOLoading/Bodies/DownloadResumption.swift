@@ -41,6 +41,9 @@ package struct DownloadResumption: Sendable, Equatable {
     package var lastModified: String?
     /// The whole body's length, if known.
     package var expectedTotalBytes: Int64?
+    /// Whether the file is the one resume data the user holds names (not a failed attempt's, kept for a retry): a
+    /// task that never takes it leaves it alone, and an error answer to its range gives it back. Not encoded.
+    package var isHeldByUser = false
 
     /// The validator sent with `If-Range`: the entity tag, else the date.
     var ifRange: String? { entityTag ?? lastModified }
