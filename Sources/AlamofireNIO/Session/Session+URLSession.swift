@@ -34,7 +34,41 @@ extension Session {
     ///                               `SessionDelegate()` by default.
     ///   - rootQueue:                Root `DispatchQueue` for all internal callbacks and state updates. **MUST** be a
     ///                               serial queue. `DispatchQueue(label: "org.alamofire.session.rootQueue")` by default.
-    ///   - others:                   as ``init(session:delegate:rootQueue:startRequestsImmediately:requestSetup:requestQueue:serializationQueue:interceptor:serverTrustManager:redirectHandler:cachedResponseHandler:eventMonitors:additionalTrustRoots:clientIdentity:allowsHTTP2:maximumResponseBodySize:eventLoopGroup:logger:)``.
+    ///   - startRequestsImmediately: Determines whether this instance will automatically start all `Request`s once a
+    ///                               response handler is added. `true` by default.
+    ///   - requestSetup:             Determines when the `Session` will perform the internal setup for created
+    ///                               `Request`s. `.lazy` by default.
+    ///   - requestQueue:             `DispatchQueue` on which to perform `URLRequest` creation. `nil` by default: on the
+    ///                               root queue.
+    ///   - serializationQueue:       `DispatchQueue` on which to perform all response serialization. By default this
+    ///                               queue will use the `rootQueue` as its `target`. `nil` by default.
+    ///   - interceptor:              `RequestInterceptor` to be used for all `Request`s created by this instance. `nil`
+    ///                               by default.
+    ///   - serverTrustManager:       `ServerTrustManager` to be used for all trust evaluations by this instance. `nil`
+    ///                               by default.
+    ///   - redirectHandler:          `RedirectHandler` to be used by all `Request`s created by this instance. `nil` by
+    ///                               default.
+    ///   - cachedResponseHandler:    `CachedResponseHandler` to be used by all `Request`s created by this instance.
+    ///                               `nil` by default.
+    ///   - eventMonitors:            `EventMonitor`s used by the instance. `[AlamofireNotifications()]` by default;
+    ///                               `[]` means none.
+    ///   - additionalTrustRoots:     Root certificates trusted besides the system's (`SSL_CERT_FILE` and `SSL_CERT_DIR`
+    ///                               are honoured, as by OpenSSL-based tools) by the default evaluation and by
+    ///                               evaluators' default validation. `[]` by default. (AlamofireNIO's own.)
+    ///   - clientIdentity:           The client certificate presented when a server asks for one, unless a request
+    ///                               has its own (`authenticate(with: SecIdentity)`). `nil` by default. (AlamofireNIO's
+    ///                               own: Linux has no `URLCredential(identity:)`.)
+    ///   - allowsHTTP2:              Whether https connections offer HTTP/2 by ALPN (`h2`, then `http/1.1`), as
+    ///                               URLSession does. `true` by default; `false` speaks HTTP/1.1 only. Plain `http`
+    ///                               URLs always use HTTP/1.1. (AlamofireNIO's own.)
+    ///   - maximumResponseBodySize:  The most bytes a response body held in memory may have (data and upload requests,
+    ///                               `file:` and `data:` URLs); a larger one fails the request with
+    ///                               `URLError(.dataLengthExceedsMaximum)`. Downloads and streams are not limited.
+    ///                               ``defaultMaximumResponseBodySize`` (4 GiB less a byte) by default, which is also
+    ///                               the most it can be. (AlamofireNIO's own.)
+    ///   - eventLoopGroup:           Where connections live: NIO's shared group by default; pass an app's own so that
+    ///                               its server and its client share loops. (AlamofireNIO's own.)
+    ///   - logger:                   Where the session logs; silent by default. (AlamofireNIO's own.)
     public convenience init(
         configuration: URLSessionConfiguration = URLSessionConfiguration.af.default,
         delegate: SessionDelegate = SessionDelegate(),

@@ -146,7 +146,7 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
     // MARK: URLSessionDataDelegate
 
     /// The response head arrived: the monitors hear it and the request's response handler, if any, decides
-    /// whether the task goes on (``DataRequest/onHTTPResponse(on:perform:)``).
+    /// whether the task goes on (`DataRequest.onHTTPResponse(on:perform:)`).
     @preconcurrency open func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
