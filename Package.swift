@@ -59,6 +59,7 @@ let package = Package(
             name: "AlamofireNIO",
             dependencies: [
                 "AlamofireNIOLoading",
+                "AFSynchronization",
                 "AlamofireNIOTransport",
                 "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -76,6 +77,7 @@ let package = Package(
             name: "AlamofireNIOLoading",
             dependencies: [
                 "AlamofireNIOTransport",
+                "AFSynchronization",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
@@ -114,11 +116,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `Mutex` as the package's modules name it: Synchronization's, with its locking shown to ThreadSanitizer.
+        .target(name: "AFSynchronization", dependencies: ["CThreadSanitizer"], swiftSettings: swiftSettings),
+        // ThreadSanitizer's annotation functions, weak: present only in a `--sanitize=thread` build.
+        .target(name: "CThreadSanitizer"),
         // Integrations (see the products): empty modules unless their trait is enabled.
         .target(
             name: "AlamofireNIOTracing",
             dependencies: [
                 "AlamofireNIO",
+                "AFSynchronization",
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
             ],
             swiftSettings: swiftSettings
@@ -127,6 +134,7 @@ let package = Package(
             name: "AlamofireNIOMetrics",
             dependencies: [
                 "AlamofireNIO",
+                "AFSynchronization",
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ],
             swiftSettings: swiftSettings
@@ -135,6 +143,7 @@ let package = Package(
             name: "AlamofireNIOCombine",
             dependencies: [
                 "AlamofireNIO",
+                "AFSynchronization",
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["Combine"])),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -146,7 +155,7 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         // Starts the tests' helper programs without Foundation's `Process` (see ChildProcess.swift).
-        .target(name: "ChildProcess", swiftSettings: swiftSettings),
+        .target(name: "ChildProcess", dependencies: ["AFSynchronization"], swiftSettings: swiftSettings),
         // Moves one large body through the transport and reports its own peak memory, for the tests.
         .executableTarget(
             name: "transport-probe",
@@ -180,7 +189,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The StoreSearch chapter's iTunes Search client, as a library and a command.
-        .target(name: "StoreSearchKit", dependencies: ["AlamofireNIO"], swiftSettings: swiftSettings),
+        .target(name: "StoreSearchKit", dependencies: ["AlamofireNIO", "AFSynchronization"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "storesearch",
             dependencies: ["StoreSearchKit", "AlamofireNIO", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -191,7 +200,7 @@ let package = Package(
         .target(
             name: "AFCommandLine",
             dependencies: [
-                "AlamofireNIO", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "AlamofireNIO", "AFSynchronization", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
@@ -209,7 +218,7 @@ let package = Package(
         .testTarget(
             name: "AlamofireNIOTests",
             dependencies: [
-                "AlamofireNIO", "alamofire-probe", "alamofire-fuzz", httpBinServer, "ChildProcess",
+                "AlamofireNIO", "alamofire-probe", "alamofire-fuzz", httpBinServer, "ChildProcess", "AFSynchronization",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -224,14 +233,16 @@ let package = Package(
         // The tools: StoreSearch and `af`, as values and end to end against the bundled server.
         .testTarget(
             name: "ToolsTests",
-            dependencies: ["StoreSearchKit", "storesearch", "AFCommandLine", "af", "AlamofireNIO", httpBinServer, "ChildProcess"],
+            dependencies: [
+                "StoreSearchKit", "storesearch", "AFCommandLine", "af", "AlamofireNIO", httpBinServer, "ChildProcess", "AFSynchronization",
+            ],
             swiftSettings: swiftSettings
         ),
         // The integrations, with the in-memory tracer and the metrics test kit (`--enable-all-traits`).
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "AlamofireNIO", "AlamofireNIOTracing", "AlamofireNIOMetrics", "AlamofireNIOCombine", httpBinServer,
+                "AlamofireNIO", "AlamofireNIOTracing", "AlamofireNIOMetrics", "AlamofireNIOCombine", httpBinServer, "AFSynchronization",
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["Combine"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
@@ -243,7 +254,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AlamofireNIOLoadingTests",
-            dependencies: ["AlamofireNIOLoading", "AlamofireNIOTransport", httpBinServer],
+            dependencies: ["AlamofireNIOLoading", "AlamofireNIOTransport", httpBinServer, "AFSynchronization"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,3 +1,4 @@
+import AFSynchronization
 import AlamofireNIO
 import Dispatch
 import Foundation

@@ -1,4 +1,5 @@
 #if Combine
+import AFSynchronization
 public import AlamofireNIO
 import Foundation
 import Synchronization

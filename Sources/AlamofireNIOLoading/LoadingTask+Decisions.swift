@@ -1,3 +1,4 @@
+import AFSynchronization
 import AlamofireNIOTransport
 import Foundation
 import NIOHTTP1

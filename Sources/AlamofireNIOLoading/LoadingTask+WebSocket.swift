@@ -1,3 +1,4 @@
+import AFSynchronization
 import AlamofireNIOTransport
 package import Foundation
 import NIOCore

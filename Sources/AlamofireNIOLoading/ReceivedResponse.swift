@@ -1,3 +1,4 @@
+import AFSynchronization
 package import Foundation
 package import NIOHTTP1
 import Synchronization

@@ -1,4 +1,5 @@
 #if Metrics
+import AFSynchronization
 public import AlamofireNIO
 public import CoreMetrics
 import Foundation

@@ -1,4 +1,5 @@
 #if Tracing
+import AFSynchronization
 public import AlamofireNIO
 import Foundation
 import Synchronization

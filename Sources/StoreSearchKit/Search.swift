@@ -1,3 +1,4 @@
+import AFSynchronization
 public import AlamofireNIO
 import Foundation
 import Synchronization

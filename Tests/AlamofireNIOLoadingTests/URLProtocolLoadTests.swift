@@ -1,3 +1,4 @@
+import AFSynchronization
 import Foundation
 import Synchronization
 import Testing

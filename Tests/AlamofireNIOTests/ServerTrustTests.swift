@@ -1,3 +1,4 @@
+import AFSynchronization
 import Foundation
 import HTTPBinServer
 import Testing

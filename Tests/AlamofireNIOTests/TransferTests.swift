@@ -1,3 +1,4 @@
+import AFSynchronization
 import Crypto
 import Foundation
 import HTTPBinServer

@@ -1,4 +1,5 @@
 #if Combine
+import AFSynchronization
 import AlamofireNIO
 import AlamofireNIOCombine
 import Foundation

@@ -16,10 +16,11 @@ import Tracing
         let monitor: RequestTracer
         let session: Session
 
-        init(retryPolicy: RetryPolicy? = nil) {
+        init(retryPolicy: RetryPolicy? = nil, trusting roots: [SecCertificate] = []) {
             monitor = RequestTracer(tracer: tracer)
             session = Session(
-                interceptor: Interceptor(adapters: [monitor], retriers: retryPolicy.map { [$0] } ?? []), eventMonitors: [monitor])
+                interceptor: Interceptor(adapters: [monitor], retriers: retryPolicy.map { [$0] } ?? []), eventMonitors: [monitor],
+                additionalTrustRoots: roots)
         }
 
         /// The finished spans once `count` have finished.
@@ -56,6 +57,25 @@ import Tracing
             // The context went out in the request's headers, with the tracer's propagation.
             #expect(echoed.headers["In-Memory-Trace-Id"] == span.traceID)
             #expect(echoed.headers["In-Memory-Span-Id"] == span.spanID)
+        }
+    }
+
+    /// Over HTTPS, where the server's ALPN offers HTTP/2 first: the span says version 2.
+    @Test func anHTTP2RequestSaysItsProtocolVersion() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let authority = try #require(server.certificates).certificateAuthority
+            let traced = Traced(trusting: [try SecCertificate(derEncoded: Data(authority.certificateDER))])
+            let url = try #require(server.tlsURL(.valid, "/get"))
+            _ = try await traced.session.request(url).validate().serializingData().value
+            let span = try #require(try await traced.finishedSpans(1).first)
+            let (host, port) = (try #require(url.host), try #require(url.port))
+            #expect(
+                span.attributes
+                    == SpanAttributes([
+                        "http.request.method": .string("GET"), "url.full": .string(url.absoluteString), "url.scheme": .string("https"),
+                        "server.address": .string(host), "server.port": .int64(Int64(port)), "network.protocol.name": .string("http"),
+                        "network.protocol.version": .string("2"), "http.response.status_code": .int64(200),
+                    ]))
         }
     }
 

@@ -1,3 +1,4 @@
+import AFSynchronization
 public import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+import AFSynchronization
 import Synchronization
 
 /// Each of ``EventMonitor``'s events, in the protocol's order, so that an event a monitor leaves to

@@ -1,3 +1,4 @@
+import AFSynchronization
 import AlamofireNIOLoading
 import Foundation
 import Synchronization

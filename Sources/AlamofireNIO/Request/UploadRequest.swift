@@ -1,3 +1,4 @@
+import AFSynchronization
 import AlamofireNIOLoading
 public import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+import AFSynchronization
 import Synchronization
 
 /// Requests a session made that will not resume on their own and have not finished, held weakly.

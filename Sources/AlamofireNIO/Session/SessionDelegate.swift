@@ -1,3 +1,4 @@
+import AFSynchronization
 package import AlamofireNIOLoading
 public import Foundation
 import Synchronization

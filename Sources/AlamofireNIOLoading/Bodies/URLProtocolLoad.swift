@@ -1,3 +1,4 @@
+import AFSynchronization
 import Foundation
 
 #if canImport(FoundationNetworking)

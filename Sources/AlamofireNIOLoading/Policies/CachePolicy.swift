@@ -1,3 +1,4 @@
+import AFSynchronization
 package import Foundation
 
 #if canImport(FoundationNetworking)

@@ -1,3 +1,4 @@
+import AFSynchronization
 import ChildProcess
 import Foundation
 import Glibc
