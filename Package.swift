@@ -25,11 +25,13 @@ let package = Package(
         .library(name: "AlamofireNIOTracing", targets: ["AlamofireNIOTracing"]),
         .library(name: "AlamofireNIOMetrics", targets: ["AlamofireNIOMetrics"]),
         .library(name: "AlamofireNIOCombine", targets: ["AlamofireNIOCombine"]),
+        .library(name: "AlamofireNIOOpenAPI", targets: ["AlamofireNIOOpenAPI"]),
     ],
     traits: [
         .trait(name: "Tracing", description: "AlamofireNIOTracing: a swift-distributed-tracing span per request."),
         .trait(name: "Metrics", description: "AlamofireNIOMetrics: swift-metrics for requests, bytes, retries and more."),
         .trait(name: "Combine", description: "AlamofireNIOCombine: Alamofire's Combine publishers (OpenCombine where Combine is missing)."),
+        .trait(name: "OpenAPI", description: "AlamofireNIOOpenAPI: a swift-openapi-runtime ClientTransport that sends through a Session."),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -46,6 +48,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", from: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // The command-line tools' argument parsing, used only by targets that are not products.
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // The development server (tests, tour, probes), used only by targets that are not products.
@@ -149,6 +153,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "AlamofireNIOOpenAPI",
+            dependencies: [
+                "AlamofireNIO",
+                // The streamed request body's type, shared with the API layer at package level.
+                "AlamofireNIOLoading",
+                "AFSynchronization",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The system zlib: request compression and WebSocket permessage-deflate.
         .systemLibrary(
             name: "CZlib",
@@ -242,11 +258,15 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "AlamofireNIO", "AlamofireNIOTracing", "AlamofireNIOMetrics", "AlamofireNIOCombine", httpBinServer, "AFSynchronization",
+                "AlamofireNIO", "AlamofireNIOTracing", "AlamofireNIOMetrics", "AlamofireNIOCombine", "AlamofireNIOOpenAPI", httpBinServer,
+                "AFSynchronization",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["Combine"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
                 .product(name: "Logging", package: "swift-log"),
             ],

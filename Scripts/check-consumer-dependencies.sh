@@ -5,7 +5,7 @@
 # benchmarks' or the documentation plugin's. It resolves twice: by path, and by URL at the committed
 # HEAD, as a user's package would name a released version (SwiftPM refuses a path dependency
 # reached through a URL one unless it is pruned, as the test server's must be). The integrations'
-# packages (tracing, metrics, OpenCombine) must not appear unless their traits are enabled, which a
+# packages (tracing, metrics, OpenCombine, the OpenAPI runtime) must not appear unless their traits are enabled, which a
 # third consumer does, to check that they then come in.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -40,7 +40,7 @@ MANIFEST
     count=$(echo "$pins" | wc -l)
     echo "a consumer of AlamofireNIO ($1) resolves $count packages besides it:"
     echo "$pins" | sed 's/^/  /'
-    forbidden=$(echo "$pins" | grep -E '^(hummingbird|hummingbird-websocket|swift-websocket|swift-configuration|async-http-client|httpbinserver|swift-docc-plugin|swift-docc-symbolkit|swift-argument-parser|swift-distributed-tracing|swift-metrics|swift-service-context|opencombine)$' || true)
+    forbidden=$(echo "$pins" | grep -E '^(hummingbird|hummingbird-websocket|swift-websocket|swift-configuration|async-http-client|httpbinserver|swift-docc-plugin|swift-docc-symbolkit|swift-argument-parser|swift-distributed-tracing|swift-metrics|swift-service-context|opencombine|swift-openapi-runtime)$' || true)
     if [ -n "$forbidden" ]; then
         echo "error: a consumer resolves development-only packages: $forbidden"
         exit 1
@@ -64,12 +64,13 @@ import PackageDescription
 let package = Package(
     name: "Consumer",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "$root", traits: ["Tracing", "Metrics", "Combine"])],
+    dependencies: [.package(path: "$root", traits: ["Tracing", "Metrics", "Combine", "OpenAPI"])],
     targets: [
         .target(name: "Consumer", dependencies: [
             .product(name: "AlamofireNIOTracing", package: "$identity"),
             .product(name: "AlamofireNIOMetrics", package: "$identity"),
             .product(name: "AlamofireNIOCombine", package: "$identity"),
+            .product(name: "AlamofireNIOOpenAPI", package: "$identity"),
         ])
     ]
 )
@@ -82,8 +83,8 @@ if ! (cd "$traits" && swift package resolve >"$traits/resolve.log" 2>&1); then
 fi
 extra=$(grep -o '"identity" : "[^"]*"' "$traits/Package.resolved" | sed 's/.*: "\(.*\)"/\1/' | grep -vx "$identity" | sort)
 
-echo "with the Tracing, Metrics and Combine traits a consumer resolves $(echo "$extra" | wc -l) packages besides AlamofireNIO"
-for expected in swift-distributed-tracing swift-metrics opencombine; do
+echo "with the Tracing, Metrics, Combine and OpenAPI traits a consumer resolves $(echo "$extra" | wc -l) packages besides AlamofireNIO"
+for expected in swift-distributed-tracing swift-metrics opencombine swift-openapi-runtime; do
     if ! echo "$extra" | grep -qx "$expected"; then
         echo "error: enabling the integrations' traits did not resolve $expected"
         exit 1

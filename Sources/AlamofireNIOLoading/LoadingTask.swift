@@ -61,7 +61,7 @@ package final class LoadingTask: Sendable {
         var bodyInMemory: Data? {
             switch body {
             case .data(let data): data
-            case .file, .stream: nil
+            case .file, .stream, .chunks: nil
             case nil: currentRequest.httpBody ?? Data()
             }
         }

@@ -72,6 +72,18 @@ package final class ReceivedResponse: Sendable, Hashable {
         }
     }
 
+    /// The header fields as received, repeated ones apart and in order; a response that was not
+    /// received (a cached or a protocol's one) gives its `allHeaderFields`, sorted by name.
+    package var headerFields: [(name: String, value: String)] {
+        switch source {
+        case .wire(let head, _):
+            return head.headers.map { (name: $0.name, value: $0.value) }
+        case .built(let response):
+            let fields = (response as? HTTPURLResponse)?.allHeaderFields ?? [:]
+            return fields.compactMap { name, value in (name as? String).map { ($0, "\(value)") } }.sorted { $0.name < $1.name }
+        }
+    }
+
     /// The response as Foundation's type, made on first read.
     package var urlResponse: URLResponse {
         switch source {

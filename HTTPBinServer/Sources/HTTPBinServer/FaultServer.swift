@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// A raw TCP listener that misbehaves on purpose, for the fault tests Hummingbird cannot produce.
 /// It reads a request head (bodies are not expected) and acts on its path:
@@ -7,12 +8,17 @@ import NIOPosix
 /// - `/truncated-body`: promises 100 bytes, sends 10, closes.
 /// - `/truncated-chunked`: starts a chunked body, closes mid-way.
 /// - `/malformed`: answers with bytes that are not HTTP.
-/// - `/close`: closes without answering.
+/// - `/close` and `/close/…`: closes without answering.
 /// - `/close-on-reuse`: answers `ok` with keep-alive; a second request on the connection is closed unanswered.
 /// - `/extra-bytes`: says `Content-Length: 2`, sends 5 bytes.
 /// - `/hang`: reads and never answers (also what a TLS client meets: a handshake that never ends).
+/// - `/fail-once/TOKEN`: closes unanswered the first time a token is asked for, answers `ok` after (a
+///   retry's test; tokens are remembered for the process's life, so each test uses a new one).
 /// - anything else: `ok`, with keep-alive.
 enum FaultServer {
+    /// The `/fail-once/` paths already failed.
+    static let failedTokens = Mutex<Set<String>>([])
+
     static func start(host: String, group: any EventLoopGroup) async throws -> any Channel {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -51,12 +57,20 @@ private final class FaultHandler: ChannelInboundHandler {
             send("THIS IS NOT HTTP\r\n\r\n", context, thenClose: true)
         case "/close":
             context.close(promise: nil)
+        case _ where path.hasPrefix("/close/"):
+            context.close(promise: nil)
         case "/close-on-reuse" where requestsOnConnection > 1:
             context.close(promise: nil)
         case "/extra-bytes":
             send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokxyz", context, thenClose: false)
         case "/hang":
             break
+        case let path where path.hasPrefix("/fail-once/"):
+            if FaultServer.failedTokens.withLock({ $0.insert(path).inserted }) {
+                context.close(promise: nil)
+            } else {
+                send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", context, thenClose: false)
+            }
         default:
             send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", context, thenClose: false)
         }

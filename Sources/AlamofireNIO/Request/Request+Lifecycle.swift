@@ -309,7 +309,7 @@ extension Request {
 
     /// Runs `handler` once the request's serializers have all run (at once if they have), however
     /// it ended, cancelled included.
-    func onFinish(perform handler: @escaping @Sendable () -> Void) {
+    package func onFinish(perform handler: @escaping @Sendable () -> Void) {
         let finished = mutableState.withLock { state in
             if state.machine.isProcessingFinished { return true }
             state.finishHandlers.append(handler)

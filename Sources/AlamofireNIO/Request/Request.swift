@@ -355,6 +355,10 @@ public class Request: @unchecked Sendable {
     /// last `URLSessionTask`.
     public var response: HTTPURLResponse? { mutableState.withLock { $0.response }?.httpURLResponse }
 
+    /// The last response's header fields as received, repeated fields apart and in order (an
+    /// `HTTPURLResponse` joins them): for integrations that hand responses on in other types.
+    package var receivedHeaderFields: [(name: String, value: String)]? { mutableState.withLock { $0.response }?.headerFields }
+
     /// All `URLSessionTask`s created on behalf of the `Request`.
     public var tasks: [URLSessionTask] {
         let tasks = mutableState.withLock { $0.tasks }

@@ -92,6 +92,11 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     public let convertible: any URLRequestConvertible
     /// Whether or not the instance will be cancelled if stream parsing encounters an error.
     public let automaticallyCancelOnStreamError: Bool
+    /// The body an integration streams up with the request (see `Session.streamingExchange(_:body:interceptor:)`).
+    let uploadBody: ChunkedRequestBody?
+    /// Whether a response head, once received, ends the retries: its consumer has been handed it and
+    /// cannot take another (an integration's exchange).
+    let retriesEndAtResponse: Bool
 
     struct StreamState {
         /// One closure per stream handler, given each chunk as it arrives.
@@ -117,10 +122,12 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     init(
         convertible: any URLRequestConvertible, automaticallyCancelOnStreamError: Bool, underlyingQueue: DispatchQueue,
         serializationQueue: DispatchQueue, eventMonitor: CompositeEventMonitor?, interceptor: (any RequestInterceptor)?,
-        shouldAutomaticallyResume: Bool?, session: Session
+        shouldAutomaticallyResume: Bool?, session: Session, uploadBody: ChunkedRequestBody? = nil, retriesEndAtResponse: Bool = false
     ) {
         self.convertible = convertible
         self.automaticallyCancelOnStreamError = automaticallyCancelOnStreamError
+        self.uploadBody = uploadBody
+        self.retriesEndAtResponse = retriesEndAtResponse
         super.init(
             underlyingQueue: underlyingQueue, serializationQueue: serializationQueue, eventMonitor: eventMonitor, interceptor: interceptor,
             shouldAutomaticallyResume: shouldAutomaticallyResume, session: session)
@@ -131,6 +138,8 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     }
 
     override func loadingDestination() -> LoadingTask.Destination { .stream }
+
+    override func loadingBody() -> RequestBody? { uploadBody.map { .chunks($0) } }
 
     override func didReceiveData(_ data: Data) {
         let (streams, inputStream) = streamState.withLock { state in

@@ -10,8 +10,12 @@ package enum RequestBody: @unchecked Sendable {
     case file(URL)
     /// A stream, read once: a hop that must repeat it (a 307) asks the delegate for a new one.
     case stream(InputStream)
+    /// Chunks written by a closure as the connection takes them (an integration's streamed body).
+    case chunks(ChunkedRequestBody)
 
-    /// Whether the body can be sent again as it is.
+    /// Whether the body can be sent again without asking the delegate for a new stream. A chunked
+    /// body's producer is simply called again: one that can produce its body only once fails that
+    /// attempt with its own error.
     package var isReplayable: Bool {
         if case .stream = self { false } else { true }
     }
@@ -22,7 +26,29 @@ package enum RequestBody: @unchecked Sendable {
         case .data(let data): .bytes(ByteBuffer(bytes: data))
         case .file(let url): .file(url)
         case .stream(let stream): .stream(length: nil, InputStreamBody(stream: stream).write)
+        case .chunks(let body):
+            .stream(length: body.length) { writer in
+                try await body.write { chunk in try await writer.write(ByteBuffer(bytes: chunk)) }
+            }
         }
+    }
+}
+
+/// A request body produced chunk by chunk by an async closure, such as an OpenAPI `HTTPBody`:
+/// each attempt (a redirect's or a retry's too) calls ``write`` again, and each chunk is sent
+/// before the next is asked for.
+package struct ChunkedRequestBody: Sendable {
+    /// Sends one chunk, waiting while the connection's send buffer is full.
+    package typealias Send = @Sendable (ArraySlice<UInt8>) async throws -> Void
+
+    /// The body's length in bytes, if known (sent as `Content-Length`; otherwise chunked).
+    package let length: Int64?
+    /// Writes the whole body through `send`.
+    package let write: @Sendable (_ send: Send) async throws -> Void
+
+    package init(length: Int64?, write: @escaping @Sendable (_ send: Send) async throws -> Void) {
+        self.length = length
+        self.write = write
     }
 }
 

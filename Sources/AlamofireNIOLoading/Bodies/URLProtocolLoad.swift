@@ -71,7 +71,9 @@ final class URLProtocolLoad: NSObject, URLProtocolClient, @unchecked Sendable {
         case .data(let data): request.httpBody = data
         case .file(let url): request.httpBodyStream = InputStream(url: url)
         case .stream(let stream): request.httpBodyStream = stream
-        case nil: break
+        // An async producer cannot be read as an `InputStream` without blocking: a URL protocol
+        // sees no body (only integrations make such bodies).
+        case .chunks, nil: break
         }
         let instance = protocolClass.init(request: request, cachedResponse: nil, client: self)
         let stoppedAlready = withState { state in
