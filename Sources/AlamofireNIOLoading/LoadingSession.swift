@@ -1,4 +1,5 @@
 package import AlamofireNIOTransport
+package import Logging
 package import Foundation
 import NIOCore
 import NIOHTTP1
@@ -79,15 +80,17 @@ package final class LoadingSession: Sendable {
     ///   - resumption: for a file destination, the partial file to continue (with `Range` and `If-Range`).
     ///   - delegate: hears the task's events.
     ///   - owner: what the task works for (the API layer's request), for the delegate to find it.
+    ///   - clientIdentity: the client certificate to present for this task, in place of the session's.
+    ///   - logger: where the transport logs this task's exchanges, in place of the session's logger.
     package func makeTask(
         with request: URLRequest, body: RequestBody? = nil, destination: LoadingTask.Destination = .memory,
         resuming resumption: DownloadResumption? = nil, delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)? = nil,
-        clientIdentity: ClientCertificateIdentity? = nil
+        clientIdentity: ClientCertificateIdentity? = nil, logger: Logger? = nil
     ) -> LoadingTask {
         LoadingTask(
             session: self, identifier: lastTaskIdentifier.add(1, ordering: .relaxed).newValue, request: request, body: body,
             destination: destination, resuming: resumption, delegate: delegate, owner: owner,
-            clientIdentity: clientIdentity?.transportIdentity)
+            clientIdentity: clientIdentity?.transportIdentity, logger: logger)
     }
 
     /// The configuration's stored credential for `protectionSpace`, matched field by field.

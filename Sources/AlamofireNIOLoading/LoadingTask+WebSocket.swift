@@ -28,6 +28,7 @@ extension LoadingTask {
         var sent = policyRequest
         prepareForWire(&sent, authorization: authorization)
         var transportRequest = session.transportRequest(for: sent, url: wireURL, body: nil)
+        transportRequest.logger = logger
         transportRequest.clientIdentity = clientIdentity
         state.withLock { $0.sentHeaders = transportRequest.headers }
         let work = Task {

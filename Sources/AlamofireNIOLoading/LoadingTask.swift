@@ -4,6 +4,7 @@ package import Foundation
 import NIOCore
 import NIOHTTP1
 import Synchronization
+import Logging
 
 #if canImport(FoundationNetworking)
 package import FoundationNetworking
@@ -160,6 +161,8 @@ package final class LoadingTask: Sendable {
     let delegate: any LoadingTaskDelegate
     /// The client certificate the task's connections present, in place of the session's.
     let clientIdentity: TransportClientIdentity?
+    /// Where the transport logs the task's exchanges, in place of the session's logger.
+    let logger: Logger?
     /// What the task works for (the API layer's request), for the delegate to find it. Let go once
     /// the task has completed, so that an owner keeping its tasks forms no cycle.
     package var owner: (any AnyObject & Sendable)? { ownerState.withLock { $0 } }
@@ -171,10 +174,11 @@ package final class LoadingTask: Sendable {
     init(
         session: LoadingSession, identifier: Int, request: URLRequest, body: RequestBody?, destination: Destination,
         resuming resumption: DownloadResumption?, delegate: any LoadingTaskDelegate, owner: (any AnyObject & Sendable)?,
-        clientIdentity: TransportClientIdentity?
+        clientIdentity: TransportClientIdentity?, logger: Logger? = nil
     ) {
         self.session = session
         self.clientIdentity = clientIdentity
+        self.logger = logger
         self.taskIdentifier = identifier
         self.ownerState = Mutex(owner)
         self.originalRequest = request
@@ -323,6 +327,7 @@ package final class LoadingTask: Sendable {
         // And a resumed download's range.
         let continuing = resumption.flatMap { continueDownload(from: $0, on: &sent) }
         var transportRequest = session.transportRequest(for: sent, url: url, body: body)
+        transportRequest.logger = logger
         transportRequest.clientIdentity = clientIdentity
         // Progress closures hold the task strongly, as the completion does; the exchange that keeps them
         // is let go when the task completes (`complete` drops its cancel work and streamed response). A

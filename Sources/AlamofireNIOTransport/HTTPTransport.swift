@@ -183,7 +183,7 @@ public final class HTTPTransport: Sendable {
             guard case .failure(let retryable as RetryableExchangeError) = result else {
                 return completion(result.mapError(Self.transportError))
             }
-            self.logger.debug(
+            (exchange.request.logger ?? self.logger).debug(
                 "retrying",
                 metadata: ["url": "\(exchange.request.url)", "error": "\(retryable.error)", "fresh": "\(retryable.onFreshConnection)"])
             exchange.run(fresh: retryable.onFreshConnection) { again in completion(again.mapError(Self.transportError)) }

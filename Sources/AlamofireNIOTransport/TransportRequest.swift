@@ -1,6 +1,7 @@
 public import Foundation
 public import NIOCore
 public import NIOHTTP1
+public import Logging
 
 /// One HTTP exchange to perform: a head, a body source and the limits that apply to it.
 public struct TransportRequest: Sendable {
@@ -35,6 +36,9 @@ public struct TransportRequest: Sendable {
     /// The client certificate to present if the server asks for one, in place of the transport's
     /// (``TransportTLSConfiguration/clientIdentity``). Such requests get connections of their own.
     public var clientIdentity: TransportClientIdentity?
+    /// Where the transport logs this exchange, in place of its own logger (a request's, with the
+    /// request's metadata).
+    public var logger: Logger?
 
     /// - Parameters:
     ///   - method: the HTTP method.

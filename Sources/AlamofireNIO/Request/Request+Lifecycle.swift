@@ -1,6 +1,7 @@
 import AFSynchronization
 import AlamofireNIOLoading
 import Foundation
+import Logging
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -196,7 +197,8 @@ extension Request {
         guard let session else { return sessionDeinitialized() }
         let task = session.loading.makeTask(
             with: urlRequest, body: loadingBody(), destination: loadingDestination(), resuming: loadingResumption(for: urlRequest),
-            delegate: session.delegate, owner: self, clientIdentity: clientIdentity?.identity)
+            delegate: session.delegate, owner: self, clientIdentity: clientIdentity?.identity, logger: transportLogger)
+        log(.trace, "sending", ["http.request.resend_count": "\(retryCount)"])
         decideThenPerform { state in
             let action = state.machine.taskCreated(task)
             guard action != .discard else { return [{ task.discardUnstarted() }] }
@@ -279,6 +281,7 @@ extension Request {
             finish()
         case .retry(let delay):
             guard let session else { return sessionDeinitialized() }
+            log(.debug, "retrying", ["error.type": "\(telemetryErrorType ?? "")", "retry.delay_s": "\(delay)"])
             session.retryRequest(self, withDelay: delay)
         }
     }
@@ -302,6 +305,7 @@ extension Request {
         // The validators stay: a serializer's failure may still retry the request, and the next
         // attempt is validated too. They go with the request.
         guard mutableState.withLock({ $0.machine.finish() }) else { return }
+        log(.trace, "finished", finishMetadata())
         // Told before the serializers run, whatever queue they run on.
         monitor(posting: Request.didFinishNotification)?.requestDidFinish(self)
         processNextResponseSerializer()

@@ -1,6 +1,7 @@
 import AFSynchronization
 import AlamofireNIOLoading
 public import Foundation
+import Logging
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -131,6 +132,9 @@ public class Request: @unchecked Sendable {
     /// so a request with none (the usual case) pays nothing to start and end.
     let hasLifetimeMonitors: Atomic<Bool>
 
+    /// Where the request logs, before its metadata is added (see ``logger``).
+    let baseLogger: Logger
+
     /// `Progress` of the upload of the body of the executed `URLRequest`. Reset to `0` if the `Request` is retried.
     public let uploadProgress: Progress
     /// `Progress` of the download of any response data. Reset to `0` if the `Request` is retried.
@@ -145,6 +149,7 @@ public class Request: @unchecked Sendable {
         self.serializationQueue = serializationQueue
         self.shouldAutomaticallyResume = shouldAutomaticallyResume
         self.session = session
+        self.baseLogger = Self.creationLogger(session: session)
         // What `Progress(totalUnitCount: 0)` makes, twice, with the thread's current progress (a
         // thread-dictionary lookup on Linux) asked for once: the first becomes its implicit child.
         let current = Progress.current()

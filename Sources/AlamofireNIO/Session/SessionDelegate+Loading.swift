@@ -1,5 +1,6 @@
 package import AlamofireNIOLoading
 package import Foundation
+import Logging
 
 #if canImport(FoundationNetworking)
 package import FoundationNetworking
@@ -213,6 +214,12 @@ extension SessionDelegate {
         tell(request, about: task, .taskWillPerformHTTPRedirection) {
             $0.urlSession($1, task: $2, willPerformHTTPRedirection: response, newRequest: newRequest)
         }
+        request.log(
+            .debug, "redirected",
+            [
+                "http.response.status_code": "\(response.statusCode)",
+                "url.redirect": "\(newRequest.url.map(URLRedaction.default.redacted) ?? "")",
+            ])
         guard let handler = request.redirectHandler ?? request.session?.redirectHandler else { return completionHandler(newRequest) }
         let sessionTask = request.sessionTask(for: task)
         onRootQueue(of: request) {

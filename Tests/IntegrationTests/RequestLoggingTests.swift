@@ -1,0 +1,125 @@
+import AFSynchronization
+import AlamofireNIO
+import Foundation
+import HTTPBinServer
+import Logging
+import Synchronization
+import Testing
+
+/// Each request's logger: the session's or a task-local one, its lines with the request's metadata,
+/// down to the transport's.
+@Suite struct RequestLoggingTests {
+    /// Keeps each line with the logger's metadata and the line's own.
+    final class Capture: Sendable {
+        struct Entry: Sendable {
+            let level: Logger.Level
+            let message: String
+            let metadata: Logger.Metadata
+        }
+
+        let entries = Mutex<[Entry]>([])
+
+        func logger(_ label: String) -> Logger {
+            var logger = Logger(label: label) { _ in Handler(capture: self) }
+            logger.logLevel = .trace
+            return logger
+        }
+
+        /// The lines that carry `request`'s id.
+        func lines(of request: Request) -> [Entry] {
+            entries.withLock { $0.filter { $0.metadata["request.id"] == "\(request.id)" } }
+        }
+
+        struct Handler: LogHandler {
+            let capture: Capture
+            var metadata: Logger.Metadata = [:]
+            var logLevel: Logger.Level = .trace
+
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+
+            func log(event: LogEvent) {
+                let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+                capture.entries.withLock { $0.append(Entry(level: event.level, message: "\(event.message)", metadata: merged)) }
+            }
+        }
+    }
+
+    @Test func aRedirectedRequestsLinesCarryItsIdMethodAndRedactedURL() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let capture = Capture()
+            let session = Session(logger: capture.logger("session"))
+            let request = session.request(server.url("/redirect-to?url=/get&status_code=302"))
+            _ = try await request.serializingData().value
+            let lines = capture.lines(of: request)
+            #expect(lines.map(\.message) == ["sending", "redirected", "finished"])
+            #expect(lines.map(\.level) == [.trace, .debug, .trace])
+            let url = "http://127.0.0.1:\(server.port)/redirect-to?url=REDACTED&status_code=REDACTED"
+            for line in lines {
+                #expect(line.metadata["http.request.method"] == "GET")
+                #expect(line.metadata["url.full"] == "\(url)")
+            }
+            #expect(lines[1].metadata["http.response.status_code"] == "302")
+            #expect(lines[1].metadata["url.redirect"] == "http://127.0.0.1:\(server.port)/get")
+            #expect(lines[2].metadata["http.response.status_code"] == "200")
+            #expect(lines[2].metadata["error.type"] == nil)
+        }
+    }
+
+    @Test func aRetriedRequestLogsTheRetryAndEachAttempt() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let capture = Capture()
+            let session = Session(interceptor: RetryPolicy(retryLimit: 2), logger: capture.logger("session"))
+            let request = session.request(server.faultURL("/fail-once/\(UUID().uuidString)"))
+            _ = try await request.serializingString().value
+            let lines = capture.lines(of: request)
+            #expect(lines.map(\.message) == ["sending", "retrying", "sending", "finished"])
+            #expect(lines.map { $0.metadata["http.request.resend_count"] } == ["0", nil, "1", nil])
+            #expect(lines[1].level == .debug)
+            #expect(lines[1].metadata["error.type"] == "URLError.\(URLError.Code.networkConnectionLost.rawValue)")
+            #expect(lines[1].metadata["retry.delay_s"] == "0.5")
+        }
+    }
+
+    @Test func aLoggerBoundWithWithLoggerIsTheRequestsOwn() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let sessionCapture = Capture()
+            let callCapture = Capture()
+            let session = Session(logger: sessionCapture.logger("session"))
+            var bound = callCapture.logger("call")
+            bound[metadataKey: "handler.id"] = "h-7"
+            let request = withLogger(bound) { _ in session.request(server.url("/get")) }
+            _ = try await request.serializingData().value
+            let lines = callCapture.lines(of: request)
+            #expect(lines.map(\.message) == ["sending", "finished"])
+            #expect(lines.allSatisfy { $0.metadata["handler.id"] == "h-7" })
+            #expect(sessionCapture.lines(of: request).isEmpty)
+            // A request made outside the scope logs to the session.
+            let outside = session.request(server.url("/get"))
+            _ = try await outside.serializingData().value
+            #expect(sessionCapture.lines(of: outside).map(\.message) == ["sending", "finished"])
+            #expect(request.logger.label == "call")
+            #expect(request.logger[metadataKey: "request.id"] == "\(request.id)")
+            #expect(request.logger[metadataKey: "url.full"] == "http://127.0.0.1:\(server.port)/get")
+        }
+    }
+
+    @Test func theTransportsLinesForAnExchangeCarryTheRequestsMetadata() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let capture = Capture()
+            let session = Session(logger: capture.logger("session"))
+            // The fault server answers the first request on a connection and closes on the second,
+            // unanswered: the transport sends it again on a new connection and says so.
+            _ = try await session.request(server.faultURL("/close-on-reuse")).serializingString().value
+            let second = session.request(server.faultURL("/close-on-reuse"))
+            #expect(try await second.serializingString().value == "ok")
+            let retrying = capture.lines(of: second).filter { $0.message == "retrying" }
+            #expect(retrying.count == 1)
+            #expect(retrying.first?.level == .debug)
+            #expect(retrying.first?.metadata["url.full"] == "http://127.0.0.1:\(server.faultPort)/close-on-reuse")
+            #expect(retrying.first?.metadata["fresh"] == "true")
+        }
+    }
+}
