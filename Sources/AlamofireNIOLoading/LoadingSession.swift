@@ -1,6 +1,6 @@
 package import AlamofireNIOTransport
-package import Logging
 package import Foundation
+package import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization

@@ -1,10 +1,10 @@
 import AFSynchronization
 import AlamofireNIOTransport
 package import Foundation
+import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization
-import Logging
 
 #if canImport(FoundationNetworking)
 package import FoundationNetworking

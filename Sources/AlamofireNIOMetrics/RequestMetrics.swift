@@ -21,10 +21,11 @@ import Synchronization
 /// | `http.client.request.body.size` | recorder, bytes sent per request | as active requests |
 /// | `http.client.response.body.size` | recorder, bytes received per request | as active requests |
 /// | `alamofire.client.connection.establishment.duration` | timer, a new connection's connect and TLS time | `url.scheme`, `server.address` |
+/// | `http.client.open_connections` | meter, the session's open connections to an origin | `http.connection.state` (`active` or `idle`), `url.scheme`, `server.address`, `server.port` |
 /// | `alamofire.client.retries` | counter | as active requests |
 /// | `alamofire.client.redirects` | counter | as active requests |
 /// | `alamofire.client.cache.hits` | counter, responses from the URL cache | as active requests |
-public final class RequestMetrics: RequestLifetimeMonitor, Sendable {
+public final class RequestMetrics: RequestLifetimeMonitor, ConnectionPoolMonitor, Sendable {
     /// Where the events run.
     public let queue: DispatchQueue
 
@@ -102,6 +103,14 @@ public final class RequestMetrics: RequestLifetimeMonitor, Sendable {
         dimensions.append(("http.response.status_class", request.response.map { "\($0.statusCode / 100)xx" } ?? "none"))
         if let errorType = request.telemetryErrorType { dimensions.append(("error.type", errorType)) }
         Timer(label: "http.client.request.duration", dimensions: dimensions, factory: factory).recordNanoseconds(Int64(elapsed))
+    }
+
+    public func connectionsChanged(_ counts: ConnectionCounts) {
+        let origin = [("url.scheme", counts.scheme), ("server.address", counts.host), ("server.port", String(counts.port))]
+        Meter(label: "http.client.open_connections", dimensions: [("http.connection.state", "active")] + origin, factory: factory)
+            .set(counts.active)
+        Meter(label: "http.client.open_connections", dimensions: [("http.connection.state", "idle")] + origin, factory: factory)
+            .set(counts.idle)
     }
 }
 #endif

@@ -46,6 +46,9 @@ public final class HTTPTransport: Sendable {
         /// The proxies requests go through; none by default. A Session fills it from its
         /// configuration's `connectionProxyDictionary`, else from the environment.
         public var proxies = ProxySettings()
+        /// Told each time the number of active or idle connections to an origin changes, one report
+        /// at a time, on the transport's threads; keep it short. Nil (the default) counts nothing.
+        public var onConnectionCountsChanged: (@Sendable (TransportConnectionCounts) -> Void)?
         /// Resolves host names; getaddrinfo by default. For the tests.
         var lookup: @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses
 
@@ -62,6 +65,8 @@ public final class HTTPTransport: Sendable {
     fileprivate let logger: Logger
     /// Counts exchanges alive and exchanges dropped with a promise pending, for the leak tests.
     let tracker = ExchangeTracker()
+    /// Reports connection counts, when the configuration asks for them.
+    private let connectionCounts: ConnectionCountReporter?
 
     /// - Parameters:
     ///   - configuration: the transport's settings.
@@ -77,6 +82,7 @@ public final class HTTPTransport: Sendable {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
+        self.connectionCounts = configuration.onConnectionCountsChanged.map(ConnectionCountReporter.init)
         self.factory = ConnectionFactory(
             eventLoopGroup: eventLoopGroup, tls: configuration.tls,
             decompressionLimit: configuration.maximumDecompressionRatio.map { .ratio($0) }, offersHTTP2: configuration.allowsHTTP2,
@@ -320,7 +326,7 @@ public final class HTTPTransport: Sendable {
             let pool = ConnectionPool(
                 origin: origin, factory: factory, maximumConnections: configuration.maximumConnectionsPerHost,
                 idleTimeout: configuration.idleConnectionTimeout, connectTimeout: connectTimeout, logger: logger,
-                onEmpty: { [weak self] pool in self?.dropPool(pool) })
+                onEmpty: { [weak self] pool in self?.dropPool(pool) }, onChange: connectionCounts.map { reporter in reporter.poolChanged })
             pools[origin] = pool
             return pool
         }
@@ -329,10 +335,12 @@ public final class HTTPTransport: Sendable {
     /// Drops an origin's pool once its last connection has closed (after the idle timeout, when
     /// the origin is no longer used), so that pools do not pile up for every host ever reached.
     private func dropPool(_ pool: ConnectionPool) {
-        pools.withLockedValue { pools in
-            guard pools[pool.origin] === pool, pool.retireIfEmpty() else { return }
+        let dropped = pools.withLockedValue { pools in
+            guard pools[pool.origin] === pool, pool.retireIfEmpty() else { return false }
             pools.removeValue(forKey: pool.origin)
+            return true
         }
+        if dropped { connectionCounts?.poolDropped(pool) }
     }
 
     /// How many origins have a pool, for the tests.

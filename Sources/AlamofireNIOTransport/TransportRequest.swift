@@ -1,7 +1,7 @@
 public import Foundation
+public import Logging
 public import NIOCore
 public import NIOHTTP1
-public import Logging
 
 /// One HTTP exchange to perform: a head, a body source and the limits that apply to it.
 public struct TransportRequest: Sendable {

@@ -38,6 +38,22 @@ extension ConnectionPoolStateMachine {
         #expect(machine.waiters.isEmpty)
     }
 
+    @Test func connectionCountsSayWhichOpenConnectionsAreActiveAndWhichIdle() {
+        var machine = Machine(maximumConnections: 3)
+        _ = machine.request(1)
+        _ = machine.request(2)
+        #expect(machine.connectionCounts == (0, 0))
+        _ = machine.established(0)
+        #expect(machine.connectionCounts == (1, 0))
+        _ = machine.established(1)
+        _ = machine.finished(0)
+        #expect(machine.connectionCounts == (1, 1))
+        _ = machine.finished(1)
+        #expect(machine.connectionCounts == (0, 2))
+        _ = machine.closed(0)
+        #expect(machine.connectionCounts == (0, 1))
+    }
+
     @Test func idleConnectionIsReusedAndArmsItsTimerOnce() {
         var machine = Machine(maximumConnections: 2)
         _ = machine.request(1)

@@ -59,6 +59,29 @@ import FoundationNetworking
         }
     }
 
+    @Test func openConnectionsAreCountedPerOriginAsActiveAndIdle() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let metrics = TestMetrics()
+            let session = Session(eventMonitors: [RequestMetrics(factory: metrics)])
+            // Two at once need two HTTP/1.1 connections; both stay open, idle, once answered.
+            async let first = session.request(server.url("/delay/0.2")).serializingData().value
+            async let second = session.request(server.url("/delay/0.2")).serializingData().value
+            _ = try await (first, second)
+            let origin = [("url.scheme", "http"), ("server.address", "127.0.0.1"), ("server.port", "\(server.port)")]
+            let active = try metrics.expectMeter("http.client.open_connections", [("http.connection.state", "active")] + origin)
+            let idle = try metrics.expectMeter("http.client.open_connections", [("http.connection.state", "idle")] + origin)
+            // The last report may come just after the responses are handed over.
+            #expect(try await waitUntil { idle.lastValue == 2 })
+            #expect(active.values.max() == 2)
+            #expect(active.lastValue == 0)
+            // A third request takes an idle connection: one active, one idle, none opened.
+            _ = try await session.request(server.url("/get")).serializingData().value
+            #expect(try await waitUntil { idle.lastValue == 2 })
+            #expect(active.values.suffix(2) == [1, 0])
+            #expect(idle.values.suffix(2) == [1, 2])
+        }
+    }
+
     @Test func aFailedRequestIsTimedWithItsErrorType() async throws {
         let metrics = TestMetrics()
         let monitor = RequestMetrics(factory: metrics)

@@ -165,6 +165,14 @@ open class Session: @unchecked Sendable {
         }
         transportConfiguration.allowsHTTP2 = allowsHTTP2
         transportConfiguration.proxies = ProxySelection.settings(for: configuration, logger: logger)
+        let poolMonitors = eventMonitors.compactMap { $0 as? any ConnectionPoolMonitor }
+        if !poolMonitors.isEmpty {
+            transportConfiguration.onConnectionCountsChanged = { counts in
+                let counts = ConnectionCounts(
+                    scheme: counts.scheme, host: counts.host, port: counts.port, active: counts.active, idle: counts.idle)
+                for monitor in poolMonitors { monitor.connectionsChanged(counts) }
+            }
+        }
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
         self.loading = LoadingSession(
             transport: transport, configuration: configuration,

@@ -1,4 +1,5 @@
 package import AlamofireNIOLoading
+
 #if canImport(FoundationNetworking)
 package import FoundationNetworking
 #else

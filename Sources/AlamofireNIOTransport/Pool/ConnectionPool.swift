@@ -70,12 +70,16 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     private let logger: Logger
     /// Told when the pool's last connection has closed and nobody waits.
     private let onEmpty: @Sendable (ConnectionPool) -> Void
+    /// Told after each change of the pool's state, when someone watches the connection counts.
+    private let onChange: (@Sendable (ConnectionPool) -> Void)?
 
     init(
         origin: Origin, factory: ConnectionFactory, maximumConnections: Int, idleTimeout: TimeAmount, connectTimeout: TimeAmount?,
-        logger: Logger, onEmpty: @escaping @Sendable (ConnectionPool) -> Void = { _ in }
+        logger: Logger, onEmpty: @escaping @Sendable (ConnectionPool) -> Void = { _ in },
+        onChange: (@Sendable (ConnectionPool) -> Void)? = nil
     ) {
         self.onEmpty = onEmpty
+        self.onChange = onChange
         self.origin = origin
         self.factory = factory
         self.connectTimeout = connectTimeout
@@ -118,6 +122,11 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     /// Cancellations noted for requests that have not asked for a lease, for the tests.
     var cancellationNoteCount: Int { state.withLockedValue { $0.machine.cancelledEarly.count } }
 
+    /// The open connections carrying exchanges and those idle, now.
+    var connectionCounts: (active: Int, idle: Int) {
+        state.withLockedValue { $0.machine.connectionCounts }
+    }
+
     /// Timers armed and not yet fired or cancelled, for the tests.
     var scheduledTimerCount: Int {
         state.withLockedValue { $0.timers.count }
@@ -156,6 +165,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
             case .perform: break
             }
         }
+        onChange?(self)
     }
 
     private func createConnection(_ connectionID: Int) {

@@ -321,6 +321,16 @@ struct ConnectionPoolStateMachine {
         return best
     }
 
+    /// Open connections carrying exchanges (`active`) and waiting for one (`idle`); those opening or
+    /// closing are neither.
+    var connectionCounts: (active: Int, idle: Int) {
+        var counts = (active: 0, idle: 0)
+        for case .open(_, let leased, _) in connections.values {
+            if leased > 0 { counts.active += 1 } else { counts.idle += 1 }
+        }
+        return counts
+    }
+
     private func idleConnection() -> Int? {
         connections.first { if case .open(_, leased: 0, _) = $0.value { true } else { false } }?.key
     }
