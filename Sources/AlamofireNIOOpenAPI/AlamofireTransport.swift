@@ -25,8 +25,9 @@ import FoundationNetworking
 /// Bodies stream both ways without being collected: a request `HTTPBody` is sent chunk by chunk as
 /// the connection takes them (with `Content-Length` when its length is known, chunked otherwise),
 /// and the response body is handed on as it arrives, holding the connection back while the
-/// consumer is behind (``DataStreamRequest/maximumBufferedBytes``). A request body is iterated again
-/// for a retry or a 307/308 redirect: one with `.single` iteration fails that attempt.
+/// consumer is behind (``DataStreamRequest/maximumBufferedBytes``). A request body with `.multiple`
+/// iteration is iterated again for a new connection, a retry or a 307/308 redirect; one with
+/// `.single` iteration is sent once, and an attempt that would need it again fails.
 ///
 /// Cancelling the task that called ``send(_:body:baseURL:operationID:)``, or that iterates the
 /// response body, cancels the request; so does dropping the response body unread. Errors are
@@ -77,7 +78,7 @@ public struct AlamofireTransport: ClientTransport {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let urlRequest = try OpenAPIMapping.urlRequest(for: request, baseURL: baseURL)
         let upload = body.map { body in
-            ChunkedRequestBody(length: OpenAPIMapping.length(of: body)) { send in
+            ChunkedRequestBody(length: OpenAPIMapping.length(of: body), isReplayable: body.iterationBehavior == .multiple) { send in
                 for try await chunk in body { try await send(chunk) }
             }
         }

@@ -20,10 +20,15 @@ enum ResponseStream {
         HTTPResponse, HTTPBody?
     ) {
         let head = HeadWaiter()
-        request.onHTTPResponse(on: queue) { response in
-            head.arrived(.success(OpenAPIMapping.response(statusCode: response.statusCode, fields: request.receivedHeaderFields ?? [])))
+        // The handler stays with the request: it must not hold it.
+        request.onHTTPResponse(on: queue) { [weak request] response in
+            let fields = request?.receivedHeaderFields ?? []
+            head.arrived(.success(OpenAPIMapping.response(statusCode: response.statusCode, fields: fields)))
         }
-        request.onFinish { head.arrived(.failure(request.error ?? AFError.explicitlyCancelled)) }
+        // A request that ends without an HTTP head failed, or got a response that is not HTTP.
+        request.onFinish {
+            head.arrived(.failure(request.error ?? AFError.sessionTaskFailed(error: URLError(.badServerResponse))))
+        }
         let chunks = ChunkSource(request: request)
         // A session that does not start requests on their first handler.
         request.resume()

@@ -189,9 +189,10 @@ public final class HTTPTransport: Sendable {
             guard case .failure(let retryable as RetryableExchangeError) = result else {
                 return completion(result.mapError(Self.transportError))
             }
-            (exchange.request.logger ?? self.logger).debug(
-                "retrying",
-                metadata: ["url": "\(exchange.request.url)", "error": "\(retryable.error)", "fresh": "\(retryable.onFreshConnection)"])
+            var metadata: Logger.Metadata = ["error": "\(retryable.error)", "fresh": "\(retryable.onFreshConnection)"]
+            // A request's logger has its URL already, as its owner wants it written (redacted).
+            if exchange.request.logger == nil { metadata["url"] = "\(exchange.request.url)" }
+            (exchange.request.logger ?? self.logger).debug("retrying", metadata: metadata)
             exchange.run(fresh: retryable.onFreshConnection) { again in completion(again.mapError(Self.transportError)) }
         }
     }
@@ -216,7 +217,7 @@ public final class HTTPTransport: Sendable {
         case .none: body = []
         case .bytes(let buffer): body = Array(buffer.readableBytesView)
         case .file: body = nil
-        case .stream: return nil
+        case .stream, .replayableStream: return nil
         }
         guard head.status == .proxyAuthenticationRequired,
             let answer = answerer(head.headers["Proxy-Authenticate"], exchange.head.method.rawValue, exchange.head.uri, body, credentials)
@@ -335,12 +336,10 @@ public final class HTTPTransport: Sendable {
     /// Drops an origin's pool once its last connection has closed (after the idle timeout, when
     /// the origin is no longer used), so that pools do not pile up for every host ever reached.
     private func dropPool(_ pool: ConnectionPool) {
-        let dropped = pools.withLockedValue { pools in
-            guard pools[pool.origin] === pool, pool.retireIfEmpty() else { return false }
+        pools.withLockedValue { pools in
+            guard pools[pool.origin] === pool, pool.retireIfEmpty() else { return }
             pools.removeValue(forKey: pool.origin)
-            return true
         }
-        if dropped { connectionCounts?.poolDropped(pool) }
     }
 
     /// How many origins have a pool, for the tests.
@@ -354,7 +353,7 @@ public final class HTTPTransport: Sendable {
         case .none: 0
         case .bytes(let buffer): Int64(buffer.readableBytes)
         case .file(let url): try FileBody.length(of: url)
-        case .stream(let length, _): length
+        case .stream(let length, _), .replayableStream(let length, _): length
         }
     }
 

@@ -13,9 +13,13 @@ public struct TransportRequest: Sendable {
         case bytes(ByteBuffer)
         /// A file, streamed from disk in chunks as the connection accepts them.
         case file(URL)
-        /// A stream the closure writes into; `length` nil means unknown (sent chunked). The closure is
-        /// called once per attempt, so a body that cannot be replayed is never retried after it started.
+        /// A stream the closure writes into; `length` nil means unknown (sent chunked). It is read
+        /// once: an exchange that fails before its response is sent again on a new connection only
+        /// if the closure had not started (it may have consumed bytes it could not send).
         case stream(length: Int64?, _ produce: @Sendable (TransportBodyWriter) async throws -> Void)
+        /// A stream the closure writes into from its start each time it is called, so an exchange
+        /// that fails before its response may be sent again, as with a file.
+        case replayableStream(length: Int64?, _ produce: @Sendable (TransportBodyWriter) async throws -> Void)
     }
 
     /// The HTTP method.

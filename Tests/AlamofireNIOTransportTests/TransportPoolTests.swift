@@ -60,6 +60,27 @@ import Testing
         }
     }
 
+    @Test func aStreamedBodyWhoseProducerStartedIsNotSentAgainButAReplayableOneIs() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let transport = makeTransport()
+            let produce: @Sendable (TransportBodyWriter) async throws -> Void = { writer in
+                try await writer.write(ByteBuffer(string: "data"))
+            }
+            _ = try await transport.fetch(server.faultURL("/close-on-reuse"))
+            // The reused connection closes unanswered. A stream read once may have lost what its
+            // producer read: the PUT fails rather than send part of its body.
+            let error = await transportError {
+                try await transport.fetch(server.faultURL("/close-on-reuse"), .PUT, body: .stream(length: 4, produce))
+            }
+            #expect(error?.code == .networkConnectionLost)
+            // A replayable stream starts over on a fresh connection.
+            _ = try await transport.fetch(server.faultURL("/close-on-reuse"))
+            let again = try await transport.fetch(server.faultURL("/close-on-reuse"), .PUT, body: .replayableStream(length: 4, produce))
+            #expect(again.text == "ok")
+            #expect(again.metrics.isReusedConnection == false)
+        }
+    }
+
     @Test func extraBytesAfterAResponseMakeTheConnectionUnusable() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport()

@@ -198,7 +198,6 @@ extension Request {
         let task = session.loading.makeTask(
             with: urlRequest, body: loadingBody(), destination: loadingDestination(), resuming: loadingResumption(for: urlRequest),
             delegate: session.delegate, owner: self, clientIdentity: clientIdentity?.identity, logger: transportLogger)
-        log(.trace, "sending", ["http.request.resend_count": "\(retryCount)"])
         decideThenPerform { state in
             let action = state.machine.taskCreated(task)
             guard action != .discard else { return [{ task.discardUnstarted() }] }
@@ -206,6 +205,7 @@ extension Request {
             let taskHandler = state.urlSessionTaskHandler
             var work: [@Sendable () -> Void] = [
                 {
+                    self.log(.trace, "sending", ["http.request.resend_count": "\(self.retryCount)"])
                     if let taskHandler {
                         let sessionTask = self.sessionTask(for: task)
                         taskHandler.queue.async { taskHandler.handler(sessionTask) }

@@ -360,6 +360,9 @@ public class Request: @unchecked Sendable {
     /// last `URLSessionTask`.
     public var response: HTTPURLResponse? { mutableState.withLock { $0.response }?.httpURLResponse }
 
+    /// Whether a response has been received (without making Foundation's type for it).
+    var hasReceivedResponse: Bool { mutableState.withLock { $0.response != nil } }
+
     /// The last response's header fields as received, repeated fields apart and in order (an
     /// `HTTPURLResponse` joins them): for integrations that hand responses on in other types.
     package var receivedHeaderFields: [(name: String, value: String)]? { mutableState.withLock { $0.response }?.headerFields }

@@ -37,7 +37,7 @@ extension Session: RequestDelegate {
         for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void
     ) {
         // An integration's exchange whose head was handed on cannot take a second response.
-        let headHandedOn = (request as? DataStreamRequest).map { $0.retriesEndAtResponse && $0.response != nil } ?? false
+        let headHandedOn = (request as? DataStreamRequest).map { $0.retriesEndAtResponse && $0.hasReceivedResponse } ?? false
         guard let retrier = retrier(for: request), !headHandedOn else {
             return rootQueue.async { completion(.doNotRetry) }
         }

@@ -165,7 +165,7 @@ open class Session: @unchecked Sendable {
         }
         transportConfiguration.allowsHTTP2 = allowsHTTP2
         transportConfiguration.proxies = ProxySelection.settings(for: configuration, logger: logger)
-        let poolMonitors = eventMonitors.compactMap { $0 as? any ConnectionPoolMonitor }
+        let poolMonitors = CompositeEventMonitor.flattened(eventMonitors).compactMap { $0 as? any ConnectionPoolMonitor }
         if !poolMonitors.isEmpty {
             transportConfiguration.onConnectionCountsChanged = { counts in
                 let counts = ConnectionCounts(

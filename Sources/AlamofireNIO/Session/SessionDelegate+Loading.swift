@@ -214,16 +214,22 @@ extension SessionDelegate {
         tell(request, about: task, .taskWillPerformHTTPRedirection) {
             $0.urlSession($1, task: $2, willPerformHTTPRedirection: response, newRequest: newRequest)
         }
-        request.log(
-            .debug, "redirected",
-            [
-                "http.response.status_code": "\(response.statusCode)",
-                "url.redirect": "\(newRequest.url.map(URLRedaction.default.redacted) ?? "")",
-            ])
-        guard let handler = request.redirectHandler ?? request.session?.redirectHandler else { return completionHandler(newRequest) }
+        // Logged as decided: a handler may follow another request, or none.
+        let decided: @Sendable (URLRequest?) -> Void = { [weak request] next in
+            if let next {
+                request?.log(
+                    .debug, "redirected",
+                    [
+                        "http.response.status_code": "\(response.statusCode)",
+                        "url.redirect": "\(next.url.map(URLRedaction.default.redacted) ?? "")",
+                    ])
+            }
+            completionHandler(next)
+        }
+        guard let handler = request.redirectHandler ?? request.session?.redirectHandler else { return decided(newRequest) }
         let sessionTask = request.sessionTask(for: task)
         onRootQueue(of: request) {
-            handler.task(sessionTask, willBeRedirectedTo: newRequest, for: response) { completionHandler($0) }
+            handler.task(sessionTask, willBeRedirectedTo: newRequest, for: response) { decided($0) }
         }
     }
 

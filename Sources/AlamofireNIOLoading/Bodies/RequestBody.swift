@@ -13,11 +13,13 @@ package enum RequestBody: @unchecked Sendable {
     /// Chunks written by a closure as the connection takes them (an integration's streamed body).
     case chunks(ChunkedRequestBody)
 
-    /// Whether the body can be sent again without asking the delegate for a new stream. A chunked
-    /// body's producer is simply called again: one that can produce its body only once fails that
-    /// attempt with its own error.
+    /// Whether the body can be sent again without asking the delegate for a new stream.
     package var isReplayable: Bool {
-        if case .stream = self { false } else { true }
+        switch self {
+        case .data, .file: true
+        case .stream: false
+        case .chunks(let body): body.isReplayable
+        }
     }
 
     /// The body in the transport's terms.
@@ -27,28 +29,38 @@ package enum RequestBody: @unchecked Sendable {
         case .file(let url): .file(url)
         case .stream(let stream): .stream(length: nil, InputStreamBody(stream: stream).write)
         case .chunks(let body):
-            .stream(length: body.length) { writer in
-                try await body.write { chunk in try await writer.write(ByteBuffer(bytes: chunk)) }
-            }
+            body.isReplayable
+                ? .replayableStream(length: body.length, body.transportWrite) : .stream(length: body.length, body.transportWrite)
         }
     }
 }
 
-/// A request body produced chunk by chunk by an async closure, such as an OpenAPI `HTTPBody`:
-/// each attempt (a redirect's or a retry's too) calls ``write`` again, and each chunk is sent
-/// before the next is asked for.
+/// A request body produced chunk by chunk by an async closure, such as an OpenAPI `HTTPBody`: each
+/// chunk is sent before the next is asked for. A replayable body's ``write`` starts from the
+/// beginning each time it is called (for a new connection, a redirect or a retry); another is
+/// called again only where an `InputStream` would be asked for anew, so its second call should
+/// throw rather than send part of the body.
 package struct ChunkedRequestBody: Sendable {
     /// Sends one chunk, waiting while the connection's send buffer is full.
     package typealias Send = @Sendable (ArraySlice<UInt8>) async throws -> Void
 
     /// The body's length in bytes, if known (sent as `Content-Length`; otherwise chunked).
     package let length: Int64?
+    /// Whether ``write`` produces the whole body again each time it is called.
+    package let isReplayable: Bool
     /// Writes the whole body through `send`.
     package let write: @Sendable (_ send: Send) async throws -> Void
 
-    package init(length: Int64?, write: @escaping @Sendable (_ send: Send) async throws -> Void) {
+    package init(length: Int64?, isReplayable: Bool, write: @escaping @Sendable (_ send: Send) async throws -> Void) {
         self.length = length
+        self.isReplayable = isReplayable
         self.write = write
+    }
+
+    /// ``write`` in the transport's terms.
+    var transportWrite: @Sendable (TransportBodyWriter) async throws -> Void {
+        let write = self.write
+        return { writer in try await write { chunk in try await writer.write(ByteBuffer(bytes: chunk)) } }
     }
 }
 

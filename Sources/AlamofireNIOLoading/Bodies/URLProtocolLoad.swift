@@ -71,9 +71,13 @@ final class URLProtocolLoad: NSObject, URLProtocolClient, @unchecked Sendable {
         case .data(let data): request.httpBody = data
         case .file(let url): request.httpBodyStream = InputStream(url: url)
         case .stream(let stream): request.httpBodyStream = stream
-        // An async producer cannot be read as an `InputStream` without blocking: a URL protocol
-        // sees no body (only integrations make such bodies).
-        case .chunks, nil: break
+        case .chunks:
+            // An async producer (an integration's body) cannot be read as an `InputStream` without
+            // blocking: rather than load the request without its body, the load fails.
+            var info: [String: Any] = [NSLocalizedDescriptionKey: "a streamed request body cannot be handed to a URL protocol"]
+            if let url = request.url { info[NSURLErrorFailingURLErrorKey] = url }
+            return end(.failed(URLError(.requestBodyStreamExhausted, userInfo: info)))
+        case nil: break
         }
         let instance = protocolClass.init(request: request, cachedResponse: nil, client: self)
         let stoppedAlready = withState { state in

@@ -44,6 +44,8 @@ final class ActiveExchange: @unchecked Sendable {
     /// When the request's total time runs out, if it has a limit.
     let deadline: NIODeadline?
     var bodyTask: Task<Void, Never>?
+    /// Whether the request body's producer was started (it may have read from its source since).
+    var bodyProducerStarted = false
     /// Completed when the channel becomes writable again, to resume a body writer.
     var writabilityPromise: EventLoopPromise<Void>?
     var requestBodyBytesSent: Int64 = 0

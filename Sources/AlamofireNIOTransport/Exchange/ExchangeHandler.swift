@@ -156,7 +156,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let streamed: Bool
         switch newExchange.request.body {
         case .none, .bytes: streamed = false
-        case .file, .stream: streamed = true
+        case .file, .stream, .replayableStream: streamed = true
         }
         exchange = newExchange
         newExchange.handler = self
@@ -241,7 +241,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .file(let url):
             context.flush()
             startBodyTask(exchange, context) { writer in try await FileBody.stream(url, into: writer) }
-        case .stream(_, let produce):
+        case .stream(_, let produce), .replayableStream(_, let produce):
             context.flush()
             startBodyTask(exchange, context, produce)
         }
@@ -257,6 +257,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let writer = TransportBodyWriter { chunk in
             try await eventLoop.flatSubmit { handler.value.writeBodyChunk(chunk, for: target.value, on: eventLoop) }.get()
         }
+        exchange.bodyProducerStarted = true
         exchange.bodyTask = Task {
             do {
                 try await produce(writer)
@@ -371,8 +372,9 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .closedBeforeResponse, .errorBeforeResponse:
             let bodyReplayable: Bool
             switch exchange.request.body {
-            case .none, .bytes, .file: bodyReplayable = true
-            case .stream: bodyReplayable = exchange.requestBodyBytesSent == 0
+            case .none, .bytes, .file, .replayableStream: bodyReplayable = true
+            // The producer may have read bytes it never sent: only one that never ran can start over.
+            case .stream: bodyReplayable = exchange.bodyTask == nil && !exchange.bodyProducerStarted
             }
             if let closed = lastError as? NIOHTTP2Errors.StreamClosed,
                 closed.errorCode == .refusedStream

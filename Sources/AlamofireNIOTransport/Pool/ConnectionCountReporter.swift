@@ -28,9 +28,11 @@ public struct TransportConnectionCounts: Sendable, Hashable {
 /// Sums the pools' connection counts per origin (one origin may have several pools: per client
 /// certificate, proxy or WebSocket use) and reports each sum that changed.
 ///
-/// Reports are made one at a time, under this reporter's lock, and each reads the pool's counts
-/// then: so the last report for an origin always holds its latest counts, whatever order the pools'
-/// threads arrive in. The observer runs under that lock and must be short (it records gauges).
+/// Reports are made one at a time, outside every lock: a pool whose counts changed is marked, and
+/// whichever thread finds no report under way makes them until no pool is marked, reading each
+/// marked pool's counts as they are then. So the last report for an origin holds its latest counts,
+/// whatever order the pools' threads arrive in, and a pool that closed its last connection leaves
+/// nothing behind.
 final class ConnectionCountReporter: Sendable {
     private struct Key: Hashable {
         let scheme: String
@@ -39,8 +41,12 @@ final class ConnectionCountReporter: Sendable {
     }
 
     private struct State {
+        /// The pools with open connections, by pool, as last read.
         var byPool: [ObjectIdentifier: (key: Key, active: Int, idle: Int)] = [:]
         var reported: [Key: TransportConnectionCounts] = [:]
+        /// Pools whose counts changed since they were last read.
+        var marked: [ObjectIdentifier: ConnectionPool] = [:]
+        var isReporting = false
     }
 
     private let observer: @Sendable (TransportConnectionCounts) -> Void
@@ -50,27 +56,49 @@ final class ConnectionCountReporter: Sendable {
         self.observer = observer
     }
 
-    /// The pool's state changed: reports its origin's sum if it changed.
+    /// The pool's counts changed: reports its origin's new sum, now or by the report under way.
     func poolChanged(_ pool: ConnectionPool) {
-        state.withLockedValue { state in
-            let counts = pool.connectionCounts
-            let key = Key(scheme: pool.origin.isTLS ? "https" : "http", host: pool.origin.host, port: pool.origin.port)
-            let id = ObjectIdentifier(pool)
-            if let known = state.byPool[id], known.active == counts.active, known.idle == counts.idle { return }
-            state.byPool[id] = (key, counts.active, counts.idle)
-            var sum = TransportConnectionCounts(scheme: key.scheme, host: key.host, port: key.port, active: 0, idle: 0)
-            for entry in state.byPool.values where entry.key == key {
-                sum.active += entry.active
-                sum.idle += entry.idle
-            }
-            guard state.reported[key] != sum else { return }
-            state.reported[key] = sum
-            observer(sum)
+        let reports = state.withLockedValue { state in
+            state.marked[ObjectIdentifier(pool)] = pool
+            defer { state.isReporting = true }
+            return !state.isReporting
+        }
+        guard reports else { return }
+        while let changed = nextReports() {
+            changed.forEach(observer)
         }
     }
 
-    /// The pool was dropped (it holds no connection): it counts no more.
-    func poolDropped(_ pool: ConnectionPool) {
-        _ = state.withLockedValue { $0.byPool.removeValue(forKey: ObjectIdentifier(pool)) }
+    /// Reads the marked pools and returns the sums that changed; nil (and no report under way) once
+    /// no pool is marked.
+    private func nextReports() -> [TransportConnectionCounts]? {
+        state.withLockedValue { state in
+            guard !state.marked.isEmpty else {
+                state.isReporting = false
+                return nil
+            }
+            var keys: Set<Key> = []
+            for (id, pool) in state.marked {
+                let origin = pool.originKey
+                let key = Key(scheme: origin.scheme, host: origin.host, port: origin.port)
+                let counts = pool.connectionCounts
+                keys.insert(key)
+                state.byPool[id] = counts.active == 0 && counts.idle == 0 ? nil : (key, counts.active, counts.idle)
+            }
+            state.marked.removeAll()
+            var changed: [TransportConnectionCounts] = []
+            for key in keys {
+                var sum = TransportConnectionCounts(scheme: key.scheme, host: key.host, port: key.port, active: 0, idle: 0)
+                for entry in state.byPool.values where entry.key == key {
+                    sum.active += entry.active
+                    sum.idle += entry.idle
+                }
+                if state.reported[key] != sum {
+                    state.reported[key] = sum
+                    changed.append(sum)
+                }
+            }
+            return changed
+        }
     }
 }

@@ -17,6 +17,8 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         var failures: [Int: any Error] = [:]
         /// The handles of the timers the machine has armed.
         var timers: [Machine.Timer: Scheduled<Void>] = [:]
+        /// The connection counts last seen, when someone watches them.
+        var counts = (active: 0, idle: 0)
 
         /// Turns the machine's actions into work for after the lock: a lease or a failure becomes the
         /// waiter's completion with its connection or error, taken under the same lock as the
@@ -70,7 +72,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     private let logger: Logger
     /// Told when the pool's last connection has closed and nobody waits.
     private let onEmpty: @Sendable (ConnectionPool) -> Void
-    /// Told after each change of the pool's state, when someone watches the connection counts.
+    /// Told when the pool's connection counts have changed, when someone watches them.
     private let onChange: (@Sendable (ConnectionPool) -> Void)?
 
     init(
@@ -127,6 +129,11 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         state.withLockedValue { $0.machine.connectionCounts }
     }
 
+    /// Whether the pool's origin is reached over TLS, and its host and port, for reports.
+    var originKey: (scheme: String, host: String, port: Int) {
+        (origin.isTLS ? "https" : "http", origin.host, origin.port)
+    }
+
     /// Timers armed and not yet fired or cancelled, for the tests.
     var scheduledTimerCount: Int {
         state.withLockedValue { $0.timers.count }
@@ -154,7 +161,14 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
 
     /// Runs `change` under the lock, then performs what the machine asked for.
     private func update(_ change: (inout State) -> [Machine.Action]) {
-        let work = state.withLockedValue { state in state.work(for: change(&state), origin: origin) }
+        let watched = onChange != nil
+        let (work, countsChanged) = state.withLockedValue { state in
+            let work = state.work(for: change(&state), origin: origin)
+            guard watched else { return (work, false) }
+            let counts = state.machine.connectionCounts
+            defer { state.counts = counts }
+            return (work, counts != state.counts)
+        }
         for item in work {
             switch item {
             case .complete(let waiter, let result): waiter?(result)
@@ -165,7 +179,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
             case .perform: break
             }
         }
-        onChange?(self)
+        if countsChanged { onChange?(self) }
     }
 
     private func createConnection(_ connectionID: Int) {

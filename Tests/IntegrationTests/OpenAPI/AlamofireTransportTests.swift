@@ -17,14 +17,22 @@ import FoundationNetworking
 /// The OpenAPI transport end to end: the generated client (`Generated/`, from `openapi.yaml`) and
 /// the transport alone, against the bundled server.
 @Suite struct AlamofireTransportTests {
-    /// Counts each request's tasks and keeps its end.
+    /// Counts each request's tasks, keeps its end, and holds the last request weakly.
     final class Recorder: EventMonitor, Sendable {
         let queue = DispatchQueue(label: "AlamofireTransportTests.Recorder")
         private let state = Mutex<(tasks: Int, finished: [AFError?])>((0, []))
+        private let last = Mutex(WeakRequest())
+
+        struct WeakRequest {
+            weak var request: Request?
+        }
 
         func request(_ request: Request, didCreateTask task: URLSessionTask) {
             state.withLock { $0.tasks += 1 }
+            last.withLock { $0.request = request }
         }
+
+        var lastRequestIsAlive: Bool { last.withLock { $0.request != nil } }
 
         func requestDidFinish(_ request: Request) {
             state.withLock { $0.finished.append(request.error) }
@@ -204,11 +212,70 @@ import FoundationNetworking
             let transport = AlamofireTransport(session: Session(eventMonitors: [recorder]))
             let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/hang")
             let call = Task { try await transport.send(request, body: nil, baseURL: server.faultURL("/"), operationID: "hang") }
+            // Cancelled while it waits for the head, not before it starts.
+            #expect(try await waitUntil { recorder.tasks == 1 })
             call.cancel()
             await #expect(throws: CancellationError.self) { _ = try await call.value }
             #expect(try await waitUntil { recorder.finished.count == 1 })
             #expect(recorder.finished.first??.isExplicitlyCancelledError == true)
         }
+    }
+
+    @Test func anOperationsRequestIsReleasedOnceItsBodyIsRead() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let recorder = Recorder()
+            let client = Client(serverURL: server.url("/"), transport: AlamofireTransport(session: Session(eventMonitors: [recorder])))
+            let body = try await client.streamBytes(path: .init(count: 100_000), query: .init(seed: 3)).ok.body.binary
+            #expect(try await [UInt8](collecting: body, upTo: 1 << 20).count == 100_000)
+            #expect(try await waitUntil { !recorder.lastRequestIsAlive })
+        }
+    }
+
+    @Test func noRetryIsMadeOnceTheResponseHeadWasHandedOn() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let recorder = Recorder()
+            let transport = AlamofireTransport(session: Session(eventMonitors: [recorder]), interceptor: RetryPolicy(retryLimit: 2))
+            // A head that promises 100 bytes, 10 of them, then a close: retryable, but too late.
+            let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/truncated-body")
+            let (response, body) = try await transport.send(request, body: nil, baseURL: server.faultURL("/"), operationID: "truncated")
+            #expect(response.status == .ok)
+            await #expect {
+                _ = try await [UInt8](collecting: try #require(body), upTo: 1024)
+            } throws: { error in
+                (error as? AFError)?.underlyingError.flatMap { $0 as? URLError }?.code == .networkConnectionLost
+            }
+            #expect(try await waitUntil { recorder.finished.count == 1 })
+            #expect(recorder.tasks == 1)
+        }
+    }
+
+    /// Answers every request with 200 and no body.
+    final class AnsweringProtocol: URLProtocol {
+        override class func canInit(with request: URLRequest) -> Bool { true }
+        override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+        override func startLoading() {
+            let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
+            client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+            client?.urlProtocolDidFinishLoading(self)
+        }
+        override func stopLoading() {}
+    }
+
+    @Test func aStreamedBodyThatAURLProtocolCannotTakeFailsTheOperation() async throws {
+        let configuration = URLSessionConfiguration.af.default
+        configuration.protocolClasses = [AnsweringProtocol.self]
+        let transport = AlamofireTransport(session: Session(configuration: configuration))
+        let request = HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/anything")
+        await #expect {
+            _ = try await transport.send(
+                request, body: HTTPBody("data"), baseURL: URL(string: "http://example.invalid")!, operationID: "put")
+        } throws: { error in
+            (error as? AFError)?.underlyingError.flatMap { $0 as? URLError }?.code == .requestBodyStreamExhausted
+        }
+        // Without a body, the protocol answers.
+        let get = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/anything")
+        let (response, _) = try await transport.send(get, body: nil, baseURL: URL(string: "http://example.invalid")!, operationID: "get")
+        #expect(response.status == .ok)
     }
 
     @Test func requestsMapToURLRequestsExactly() throws {
