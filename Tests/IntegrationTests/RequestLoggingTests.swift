@@ -83,26 +83,37 @@ import Testing
         }
     }
 
-    @Test func aLoggerBoundWithWithLoggerIsTheRequestsOwn() async throws {
+    @Test func aRequestGivenALoggerLogsThereAndNotToItsSession() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let sessionCapture = Capture()
             let callCapture = Capture()
             let session = Session(logger: sessionCapture.logger("session"))
-            var bound = callCapture.logger("call")
-            bound[metadataKey: "handler.id"] = "h-7"
-            let request = withLogger(bound) { _ in session.request(server.url("/get")) }
+            var own = callCapture.logger("call")
+            own[metadataKey: "handler.id"] = "h-7"
+            let request = session.request(server.url("/get")).logging(to: own)
             _ = try await request.serializingData().value
             let lines = callCapture.lines(of: request)
             #expect(lines.map(\.message) == ["sending", "finished"])
             #expect(lines.allSatisfy { $0.metadata["handler.id"] == "h-7" })
             #expect(sessionCapture.lines(of: request).isEmpty)
-            // A request made outside the scope logs to the session.
-            let outside = session.request(server.url("/get"))
-            _ = try await outside.serializingData().value
-            #expect(sessionCapture.lines(of: outside).map(\.message) == ["sending", "finished"])
+            // Another request logs to the session.
+            let other = session.request(server.url("/get"))
+            _ = try await other.serializingData().value
+            #expect(sessionCapture.lines(of: other).map(\.message) == ["sending", "finished"])
             #expect(request.logger.label == "call")
             #expect(request.logger[metadataKey: "request.id"] == "\(request.id)")
             #expect(request.logger[metadataKey: "url.full"] == "http://127.0.0.1:\(server.port)/get")
+            #expect(other.logger.label == "session")
+        }
+    }
+
+    @Test func theTaskLocalLoggerOfWithLoggerCanBeTheRequests() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let capture = Capture()
+            let session = Session()
+            let request = withLogger(capture.logger("task")) { _ in session.request(server.url("/get")).logging(to: Logger.current) }
+            _ = try await request.serializingData().value
+            #expect(capture.lines(of: request).map(\.message) == ["sending", "finished"])
         }
     }
 

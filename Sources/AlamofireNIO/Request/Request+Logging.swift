@@ -1,20 +1,20 @@
+import AFSynchronization
 import AlamofireNIOLoading
 import Foundation
 public import Logging
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// Each request's logger: the one bound with swift-log's `withLogger(_:_:)` where the request was
-/// created, else its session's ``Session/logger``. Its lines carry the request's id, method and
-/// (redacted) URL as metadata, and so do the transport's lines for its exchanges.
+/// Each request's logger: its session's ``Session/logger``, or one given with ``Request/logging(to:)``.
+/// Its lines carry the request's id, method and (redacted) URL as metadata, and so does the
+/// transport's line when it sends one of the request's exchanges again.
 ///
 /// ```swift
-/// // In a service's handler: the requests made here log with the handler's metadata.
-/// try await withLogger(context.logger) { _ in
-///     try await AF.request(url).serializingDecodable(Item.self).value
-/// }
+/// // In a service's handler: this request logs with the handler's logger and metadata.
+/// let item = try await AF.request(url).logging(to: context.logger).serializingDecodable(Item.self).value
 /// ```
 ///
 /// The library's own lines are few: `.debug` for a redirect and a retry, `.trace` for each attempt
@@ -28,23 +28,41 @@ extension Request {
         return logger
     }
 
-    /// The logger a request created now uses: the task-local one, if a `withLogger` scope bound one
-    /// (swift-log's unbound default has an empty label), else the session's.
-    static func creationLogger(session: Session) -> Logger {
-        let bound = Logger.current
-        return bound.label.isEmpty ? session.logger : bound
+    /// Makes `logger` the request's logger, in place of its session's, as AsyncHTTPClient's
+    /// per-call `logger:` does. (AlamofireNIO's own.)
+    ///
+    /// Give it in the chain that makes the request, before a response handler starts it: a request
+    /// is set up on its first `resume()` (unless its session's `requestSetup` is `.eager`), and lines
+    /// logged before this call went to the session's logger. Inside swift-log's `withLogger(_:_:)`,
+    /// `logging(to: Logger.current)` takes the task's logger.
+    ///
+    /// - Parameter logger: Where the request logs.
+    /// - Returns: The instance.
+    @discardableResult
+    public func logging(to logger: Logger) -> Self {
+        mutableState.withLock { $0.ownLogger = logger }
+        hasOwnLogger.store(true, ordering: .releasing)
+        return self
+    }
+
+    /// Where the request logs, before its metadata is added (see ``logger``).
+    var baseLogger: Logger {
+        guard hasOwnLogger.load(ordering: .acquiring), let own = mutableState.withLock({ $0.ownLogger }) else { return sessionLogger }
+        return own
     }
 
     /// Logs `message` with the request's metadata and `extra`, if the logger logs at `level`;
     /// nothing is formatted otherwise.
     func log(_ level: Logger.Level, _ message: @autoclosure () -> Logger.Message, _ extra: @autoclosure () -> Logger.Metadata = [:]) {
-        guard baseLogger.logLevel <= level else { return }
-        baseLogger.log(level: level, message(), metadata: logMetadata().merging(extra()) { $1 })
+        let logger = baseLogger
+        guard logger.logLevel <= level else { return }
+        logger.log(level: level, message(), metadata: logMetadata().merging(extra()) { $1 })
     }
 
     /// The logger the transport uses for this request's exchanges, when it would log at all.
     var transportLogger: Logger? {
-        baseLogger.logLevel <= .debug ? logger : nil
+        let logger = baseLogger
+        return logger.logLevel <= .debug ? self.logger : nil
     }
 
     /// What the finish line says: the status, and the error's type if it failed.

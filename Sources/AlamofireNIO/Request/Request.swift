@@ -110,6 +110,8 @@ public class Request: @unchecked Sendable {
         /// ``Request/decideThenPerform(_:)``), and whether a thread is performing it.
         var outbox: [@Sendable () -> Void] = []
         var isPerformingOutbox = false
+        /// The logger given by ``Request/logging(to:)``.
+        var ownLogger: Logger?
         /// Whether the ``RequestLifetimeMonitor``s have been told the request starts, and that it ended.
         var startAnnounced = false
         var endAnnounced = false
@@ -132,8 +134,11 @@ public class Request: @unchecked Sendable {
     /// so a request with none (the usual case) pays nothing to start and end.
     let hasLifetimeMonitors: Atomic<Bool>
 
-    /// Where the request logs, before its metadata is added (see ``logger``).
-    let baseLogger: Logger
+    /// The session's logger, where the request logs unless it was given one of its own.
+    let sessionLogger: Logger
+    /// Whether ``logging(to:)`` gave the request a logger of its own (in `MutableState.ownLogger`):
+    /// read without the lock, so a request without one pays nothing for the choice.
+    let hasOwnLogger = Atomic(false)
 
     /// `Progress` of the upload of the body of the executed `URLRequest`. Reset to `0` if the `Request` is retried.
     public let uploadProgress: Progress
@@ -149,7 +154,7 @@ public class Request: @unchecked Sendable {
         self.serializationQueue = serializationQueue
         self.shouldAutomaticallyResume = shouldAutomaticallyResume
         self.session = session
-        self.baseLogger = Self.creationLogger(session: session)
+        self.sessionLogger = session.logger
         // What `Progress(totalUnitCount: 0)` makes, twice, with the thread's current progress (a
         // thread-dictionary lookup on Linux) asked for once: the first becomes its implicit child.
         let current = Progress.current()
