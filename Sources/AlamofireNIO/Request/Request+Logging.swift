@@ -47,13 +47,23 @@ extension Request {
 
     /// Where the request logs, before its metadata is added (see ``logger``).
     var baseLogger: Logger {
-        guard hasOwnLogger.load(ordering: .acquiring), let own = mutableState.withLock({ $0.ownLogger }) else { return sessionLogger }
-        return own
+        if hasOwnLogger.load(ordering: .acquiring), let own = mutableState.withLock({ $0.ownLogger }) { return own }
+        return session?.logger ?? Self.silentLogger
     }
+
+    /// Whether the request logs nothing at all: no logger of its own, and a silent session. The
+    /// usual case, decided without copying a logger.
+    private var logsNothing: Bool {
+        sessionLogsNothing && !hasOwnLogger.load(ordering: .acquiring)
+    }
+
+    /// The logger of a request whose session has gone.
+    private static let silentLogger = Logger(label: "org.alamofire.request", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// Logs `message` with the request's metadata and `extra`, if the logger logs at `level`;
     /// nothing is formatted otherwise.
     func log(_ level: Logger.Level, _ message: @autoclosure () -> Logger.Message, _ extra: @autoclosure () -> Logger.Metadata = [:]) {
+        guard !logsNothing else { return }
         let logger = baseLogger
         guard logger.logLevel <= level else { return }
         logger.log(level: level, message(), metadata: logMetadata().merging(extra()) { $1 })
@@ -61,6 +71,7 @@ extension Request {
 
     /// The logger the transport uses for this request's exchanges, when it would log at all.
     var transportLogger: Logger? {
+        guard !logsNothing else { return nil }
         let logger = baseLogger
         return logger.logLevel <= .debug ? self.logger : nil
     }

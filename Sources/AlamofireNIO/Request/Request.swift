@@ -134,8 +134,9 @@ public class Request: @unchecked Sendable {
     /// so a request with none (the usual case) pays nothing to start and end.
     let hasLifetimeMonitors: Atomic<Bool>
 
-    /// The session's logger, where the request logs unless it was given one of its own.
-    let sessionLogger: Logger
+    /// Whether the session's logger is the no-op one: a request without a logger of its own then
+    /// logs nothing, and looks no further.
+    let sessionLogsNothing: Bool
     /// Whether ``logging(to:)`` gave the request a logger of its own (in `MutableState.ownLogger`):
     /// read without the lock, so a request without one pays nothing for the choice.
     let hasOwnLogger = Atomic(false)
@@ -154,7 +155,7 @@ public class Request: @unchecked Sendable {
         self.serializationQueue = serializationQueue
         self.shouldAutomaticallyResume = shouldAutomaticallyResume
         self.session = session
-        self.sessionLogger = session.logger
+        self.sessionLogsNothing = session.logsNothing
         // What `Progress(totalUnitCount: 0)` makes, twice, with the thread's current progress (a
         // thread-dictionary lookup on Linux) asked for once: the first becomes its implicit child.
         let current = Progress.current()

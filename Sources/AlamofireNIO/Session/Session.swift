@@ -56,8 +56,11 @@ open class Session: @unchecked Sendable {
     /// `EventMonitor`s included in all instances unless overwritten. `[AlamofireNotifications()]` by default.
     @available(*, deprecated, message: "Use [AlamofireNotifications()] directly.")
     public let defaultEventMonitors: [any EventMonitor] = [AlamofireNotifications()]
-    /// Where the session logs (its transport's connections and retries, at debug and trace levels).
+    /// Where the session and its requests log (at debug and trace levels), unless a request is given
+    /// a logger of its own.
     public let logger: Logger
+    /// Whether ``logger`` is swift-log's no-op logger (the default): its requests skip logging at once.
+    let logsNothing: Bool
     let transport: HTTPTransport
     let loading: LoadingSession
     let activeRequests = Mutex<Set<Request>>([])
@@ -144,6 +147,7 @@ open class Session: @unchecked Sendable {
         self.configuration = configuration
         self.delegate = delegate
         self.logger = logger
+        self.logsNothing = logger.handler is SwiftLogNoOpLogHandler
         self.rootQueue = rootQueue
         self.startRequestsImmediately = startRequestsImmediately
         self.requestSetup = requestSetup
