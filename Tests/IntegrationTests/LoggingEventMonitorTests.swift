@@ -8,44 +8,10 @@ import Testing
 
 /// `LoggingEventMonitor`: one line per request, with its metadata.
 @Suite struct LoggingEventMonitorTests {
-    /// Keeps what is logged.
-    final class Capture: Sendable {
-        struct Entry: Sendable {
-            let level: Logger.Level
-            let message: String
-            let metadata: Logger.Metadata
-        }
-
-        let entries = Mutex<[Entry]>([])
-
-        var logger: Logger {
-            var logger = Logger(label: "test") { _ in Handler(capture: self) }
-            logger.logLevel = .trace
-            return logger
-        }
-
-        struct Handler: LogHandler {
-            let capture: Capture
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .trace
-
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-
-            func log(event: LogEvent) {
-                capture.entries.withLock {
-                    $0.append(Entry(level: event.level, message: "\(event.message)", metadata: event.metadata ?? [:]))
-                }
-            }
-        }
-    }
-
     @Test func eachRequestIsOneDebugLineWithItsMetadata() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let capture = Capture()
-            let monitor = LoggingEventMonitor(logger: capture.logger)
+            let capture = LogCapture()
+            let monitor = LoggingEventMonitor(logger: capture.logger("test"))
             let session = Session(eventMonitors: [monitor])
             let request = session.request(server.url("/status/201"), parameters: ["q": "secret"])
             _ = await request.serializingData(emptyResponseCodes: [201]).response
@@ -68,8 +34,8 @@ import Testing
 
     @Test func aMonitorAddedToOneRequestLogsIt() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let capture = Capture()
-            let monitor = LoggingEventMonitor(logger: capture.logger)
+            let capture = LogCapture()
+            let monitor = LoggingEventMonitor(logger: capture.logger("test"))
             let session = Session()
             let request = session.request(server.url("/get")).eventMonitor(monitor)
             _ = await request.serializingData().response
@@ -79,8 +45,8 @@ import Testing
     }
 
     @Test func aFailureCarriesItsErrorAndNothingIsLoggedBelowTheLoggersLevel() async throws {
-        let capture = Capture()
-        let monitor = LoggingEventMonitor(logger: capture.logger, level: .info)
+        let capture = LogCapture()
+        let monitor = LoggingEventMonitor(logger: capture.logger("test"), level: .info)
         let session = Session(eventMonitors: [monitor])
         _ = await session.request("http://127.0.0.1:1/").serializingData().response
         await drain(monitor.queue)
@@ -89,7 +55,7 @@ import Testing
         #expect(entry.metadata["error.type"] == "URLError.-1004")
         #expect(entry.message.contains(" failed: "))
 
-        var quiet = capture.logger
+        var quiet = capture.logger("test")
         quiet.logLevel = .info
         let silent = LoggingEventMonitor(logger: quiet, level: .debug)
         let silentSession = Session(eventMonitors: [silent])

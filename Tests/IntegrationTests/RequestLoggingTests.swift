@@ -9,47 +9,9 @@ import Testing
 /// Each request's logger: the session's or a task-local one, its lines with the request's metadata,
 /// down to the transport's.
 @Suite struct RequestLoggingTests {
-    /// Keeps each line with the logger's metadata and the line's own.
-    final class Capture: Sendable {
-        struct Entry: Sendable {
-            let level: Logger.Level
-            let message: String
-            let metadata: Logger.Metadata
-        }
-
-        let entries = Mutex<[Entry]>([])
-
-        func logger(_ label: String) -> Logger {
-            var logger = Logger(label: label) { _ in Handler(capture: self) }
-            logger.logLevel = .trace
-            return logger
-        }
-
-        /// The lines that carry `request`'s id.
-        func lines(of request: Request) -> [Entry] {
-            entries.withLock { $0.filter { $0.metadata["request.id"] == "\(request.id)" } }
-        }
-
-        struct Handler: LogHandler {
-            let capture: Capture
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .trace
-
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-
-            func log(event: LogEvent) {
-                let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-                capture.entries.withLock { $0.append(Entry(level: event.level, message: "\(event.message)", metadata: merged)) }
-            }
-        }
-    }
-
     @Test func aRedirectedRequestsLinesCarryItsIdMethodAndRedactedURL() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let capture = Capture()
+            let capture = LogCapture()
             let session = Session(logger: capture.logger("session"))
             let request = session.request(server.url("/redirect-to?url=/get&status_code=302"))
             _ = try await request.serializingData().value
@@ -70,7 +32,7 @@ import Testing
 
     @Test func aRetriedRequestLogsTheRetryAndEachAttempt() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let capture = Capture()
+            let capture = LogCapture()
             let session = Session(interceptor: RetryPolicy(retryLimit: 2), logger: capture.logger("session"))
             let request = session.request(server.faultURL("/fail-once/\(UUID().uuidString)"))
             _ = try await request.serializingString().value
@@ -85,8 +47,8 @@ import Testing
 
     @Test func aRequestGivenALoggerLogsThereAndNotToItsSession() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let sessionCapture = Capture()
-            let callCapture = Capture()
+            let sessionCapture = LogCapture()
+            let callCapture = LogCapture()
             let session = Session(logger: sessionCapture.logger("session"))
             var own = callCapture.logger("call")
             own[metadataKey: "handler.id"] = "h-7"
@@ -109,7 +71,7 @@ import Testing
 
     @Test func theTaskLocalLoggerOfWithLoggerCanBeTheRequests() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let capture = Capture()
+            let capture = LogCapture()
             let session = Session()
             let request = withLogger(capture.logger("task")) { _ in session.request(server.url("/get")).logging(to: Logger.current) }
             _ = try await request.serializingData().value
@@ -119,7 +81,7 @@ import Testing
 
     @Test func theTransportsLinesForAnExchangeCarryTheRequestsMetadata() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let capture = Capture()
+            let capture = LogCapture()
             let session = Session(logger: capture.logger("session"))
             // The fault server answers the first request on a connection and closes on the second,
             // unanswered: the transport sends it again on a new connection and says so.

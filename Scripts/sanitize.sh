@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the package and its tests with a sanitizer and runs every test but the memory soaks under
+# it; fails on any report. `Scripts/sanitize.sh thread` (ThreadSanitizer, with the suppressions in
+# Tests/tsan.supp) or `Scripts/sanitize.sh address` (AddressSanitizer and LeakSanitizer). Each
+# sanitizer builds in a scratch directory of its own (.build-tsan, .build-asan).
+#
+# MemorySoakTests are left out: they measure resident memory, which a sanitizer's shadow memory
+# multiplies, and their child processes run long under it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sanitizer=${1:?usage: Scripts/sanitize.sh thread|address}
+case "$sanitizer" in
+    thread) scratch=.build-tsan; export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$PWD/Tests/tsan.supp" ;;
+    address) scratch=.build-asan; export ASAN_OPTIONS="detect_leaks=0" ;;
+    *) echo "usage: Scripts/sanitize.sh thread|address" >&2; exit 2 ;;
+esac
+swift build --build-tests --enable-all-traits --sanitize="$sanitizer" --scratch-path "$scratch"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+swift test --skip-build --enable-all-traits --sanitize="$sanitizer" --scratch-path "$scratch" --skip MemorySoakTests 2>&1 | tee "$log" || status=$?
+reports=$(grep -cE "WARNING: ThreadSanitizer|ERROR: AddressSanitizer" "$log" || true)
+if [ "$reports" -gt 0 ] || [ "$status" -ne 0 ]; then
+    echo "error: $reports sanitizer report(s); the tests exited with $status"
+    exit 1
+fi
+echo "no $sanitizer sanitizer report"
