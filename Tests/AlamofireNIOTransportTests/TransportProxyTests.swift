@@ -252,7 +252,8 @@ import Testing
             try await transport.fetch(URL(string: "https://origin.invalid/")!, timeouts: TransportTimeouts(connect: .milliseconds(300)))
         }
         #expect(error?.code == .timedOut)
-        #expect(started.duration(to: .now) < .seconds(5))
+        // The 300 ms limit ended it; the bound leaves room for a sanitizer's slowdown under load.
+        #expect(started.duration(to: .now) < .seconds(30))
         try await silent.close()
     }
 
