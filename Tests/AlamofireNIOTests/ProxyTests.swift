@@ -195,14 +195,18 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let proxy = try await ProxyServer.start()
             let url = server.url("/get").absoluteString
-            let through = try await runProgram("/usr/bin/env", ["-i", "http_proxy=\(proxy.url.absoluteString)", probeURL.path, "get", url])
-            #expect(through.output.contains("status=200 proxy=true"), "\(through.output)")
-            let excepted = try await runProgram(
-                "/usr/bin/env", ["-i", "http_proxy=\(proxy.url.absoluteString)", "NO_PROXY=127.0.0.1", probeURL.path, "get", url])
-            #expect(excepted.output.contains("status=200 proxy=false"), "\(excepted.output)")
+            // An empty environment but for the variables under test (and a sanitizer's options).
+            let kept = ProcessInfo.processInfo.environment.filter { $0.key.hasSuffix("SAN_OPTIONS") }.map { "\($0.key)=\($0.value)" }
+            func probe(_ variables: String...) async throws -> String {
+                try await runProgram("/usr/bin/env", ["-i"] + kept + variables + [probeURL.path, "get", url]).output
+            }
+            let through = try await probe("http_proxy=\(proxy.url.absoluteString)")
+            #expect(through.contains("status=200 proxy=true"), "\(through)")
+            let excepted = try await probe("http_proxy=\(proxy.url.absoluteString)", "NO_PROXY=127.0.0.1")
+            #expect(excepted.contains("status=200 proxy=false"), "\(excepted)")
             // Upper-case HTTP_PROXY is not read, as curl does not read it.
-            let upper = try await runProgram("/usr/bin/env", ["-i", "HTTP_PROXY=\(proxy.url.absoluteString)", probeURL.path, "get", url])
-            #expect(upper.output.contains("status=200 proxy=false"), "\(upper.output)")
+            let upper = try await probe("HTTP_PROXY=\(proxy.url.absoluteString)")
+            #expect(upper.contains("status=200 proxy=false"), "\(upper)")
             #expect(proxy.statistics.forwardedRequests == [url])
             try await proxy.shutdown()
         }
