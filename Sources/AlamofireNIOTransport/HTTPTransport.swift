@@ -189,10 +189,13 @@ public final class HTTPTransport: Sendable {
             guard case .failure(let retryable as RetryableExchangeError) = result else {
                 return completion(result.mapError(Self.transportError))
             }
-            var metadata: Logger.Metadata = ["error": "\(retryable.error)", "fresh": "\(retryable.onFreshConnection)"]
-            // A request's logger has its URL already, as its owner wants it written (redacted).
-            if exchange.request.logger == nil { metadata["url"] = "\(exchange.request.url)" }
-            (exchange.request.logger ?? self.logger).debug("retrying", metadata: metadata)
+            let logger = exchange.request.logger ?? self.logger
+            if logger.logLevel <= .debug {
+                var metadata: Logger.Metadata = ["error": "\(retryable.error)", "fresh": "\(retryable.onFreshConnection)"]
+                // A request's logger has its URL already, as its owner wants it written (redacted).
+                if exchange.request.logger == nil { metadata["url"] = "\(exchange.request.url)" }
+                logger.debug("retrying", metadata: metadata)
+            }
             exchange.run(fresh: retryable.onFreshConnection) { again in completion(again.mapError(Self.transportError)) }
         }
     }

@@ -6,8 +6,8 @@ import Logging
 import Synchronization
 import Testing
 
-/// Each request's logger: the session's or a task-local one, its lines with the request's metadata,
-/// down to the transport's.
+/// Each request's logger: the session's or its own (`logging(to:)`), its lines with the request's
+/// metadata, down to the transport's.
 @Suite struct RequestLoggingTests {
     @Test func aRedirectedRequestsLinesCarryItsIdMethodAndRedactedURL() async throws {
         try await HTTPBinServer.withServer { server async throws in

@@ -73,7 +73,9 @@ extension Request {
     var transportLogger: Logger? {
         guard !logsNothing else { return nil }
         let logger = baseLogger
-        return logger.logLevel <= .debug ? self.logger : nil
+        if logger.logLevel <= .debug { return self.logger }
+        // A logger of the request's own keeps the transport's lines from the session's, even unwritten.
+        return hasOwnLogger.load(ordering: .acquiring) ? logger : nil
     }
 
     /// What the finish line says: the status, and the error's type if it failed.

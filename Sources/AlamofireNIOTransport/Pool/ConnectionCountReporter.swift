@@ -94,7 +94,8 @@ final class ConnectionCountReporter: Sendable {
                     sum.idle += entry.idle
                 }
                 if state.reported[key] != sum {
-                    state.reported[key] = sum
+                    // An origin with nothing open is reported once, then forgotten.
+                    state.reported[key] = sum.active == 0 && sum.idle == 0 ? nil : sum
                     changed.append(sum)
                 }
             }

@@ -72,7 +72,13 @@ struct TestConnection {
             throw error
         }
         // Writing before the handshake ends would race its failure with the write's.
-        try await handshake.futureResult.get()
+        do {
+            try await handshake.futureResult.get()
+        } catch {
+            // The channel's writer must be finished before it goes (NIO asserts it in debug builds).
+            try? await channel.executeThenClose { _, _ in }
+            throw error
+        }
         return try await channel.executeThenClose { inbound, outbound in
             var connection = TestConnection(inbound: inbound.makeAsyncIterator(), outbound: outbound, host: "\(host):\(port)")
             return try await body(&connection)
