@@ -146,9 +146,8 @@ import FoundationNetworking
         sessionComposite.requestDidSuspend(request)
         requestComposite.requestDidCancel(request)
         sessionMonitor.release.signal()
-        let done = DispatchSemaphore(value: 0)
-        sessionMonitor.queue.async { done.signal() }
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        // The events that waited go in a batch of their own, dispatched after the first: wait for the last.
+        #expect(sessionMonitor.cancelled.wait(timeout: .now() + 10) == .success)
         #expect(sessionMonitor.events.withLock { $0 } == ["resume", "suspend", "cancel"])
     }
 
@@ -191,5 +190,9 @@ private final class GatedMonitor: EventMonitor, Sendable {
         events.withLock { $0.append("resume") }
     }
     func requestDidSuspend(_ request: Request) { events.withLock { $0.append("suspend") } }
-    func requestDidCancel(_ request: Request) { events.withLock { $0.append("cancel") } }
+    let cancelled = DispatchSemaphore(value: 0)
+    func requestDidCancel(_ request: Request) {
+        events.withLock { $0.append("cancel") }
+        cancelled.signal()
+    }
 }

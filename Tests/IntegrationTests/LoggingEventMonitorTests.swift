@@ -15,6 +15,8 @@ import Testing
             let session = Session(eventMonitors: [monitor])
             let request = session.request(server.url("/status/201"), parameters: ["q": "secret"])
             _ = await request.serializingData(emptyResponseCodes: [201]).response
+            // The request ends once its serializers have run, which may come after the response.
+            #expect(try await waitUntil { capture.entries.withLock { $0.count } == 1 })
             await drain(monitor.queue)
             let entries = capture.entries.withLock { $0 }
             #expect(entries.count == 1)
@@ -49,7 +51,7 @@ import Testing
         let monitor = LoggingEventMonitor(logger: capture.logger("test"), level: .info)
         let session = Session(eventMonitors: [monitor])
         _ = await session.request("http://127.0.0.1:1/").serializingData().response
-        await drain(monitor.queue)
+        #expect(try await waitUntil { capture.entries.withLock { $0.count } == 1 })
         let entry = try #require(capture.entries.withLock { $0 }.first)
         #expect(entry.level == .info)
         #expect(entry.metadata["error.type"] == "URLError.-1004")
