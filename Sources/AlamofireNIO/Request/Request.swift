@@ -369,6 +369,10 @@ public class Request: @unchecked Sendable {
     /// Whether a response has been received (without making Foundation's type for it).
     var hasReceivedResponse: Bool { mutableState.withLock { $0.response != nil } }
 
+    /// Whether the retriers are asked at all; a kind of request whose consumer cannot take a second
+    /// response says no once it has one.
+    var mayBeRetried: Bool { true }
+
     /// The last response's header fields as received, repeated fields apart and in order (an
     /// `HTTPURLResponse` joins them): for integrations that hand responses on in other types.
     package var receivedHeaderFields: [(name: String, value: String)]? { mutableState.withLock { $0.response }?.headerFields }

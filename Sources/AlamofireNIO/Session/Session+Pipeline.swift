@@ -36,9 +36,7 @@ extension Session: RequestDelegate {
     @preconcurrency public func retryResult(
         for request: Request, dueTo error: AFError, completion: @escaping @Sendable (RetryResult) -> Void
     ) {
-        // An integration's exchange whose head was handed on cannot take a second response.
-        let headHandedOn = (request as? DataStreamRequest).map { $0.retriesEndAtResponse && $0.hasReceivedResponse } ?? false
-        guard let retrier = retrier(for: request), !headHandedOn else {
+        guard let retrier = retrier(for: request), request.mayBeRetried else {
             return rootQueue.async { completion(.doNotRetry) }
         }
         retrier.retry(request, for: self, dueTo: error) { result in

@@ -141,6 +141,9 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
 
     override func loadingBody() -> RequestBody? { uploadBody.map { .chunks($0) } }
 
+    /// An integration's exchange whose head was handed on cannot take a second response.
+    override var mayBeRetried: Bool { !(retriesEndAtResponse && hasReceivedResponse) }
+
     override func didReceiveData(_ data: Data) {
         let (streams, inputStream) = streamState.withLock { state in
             state.numberOfExecutingStreams += state.streams.count
