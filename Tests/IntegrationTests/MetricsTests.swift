@@ -37,6 +37,11 @@ import FoundationNetworking
             await drain(monitor.queue)
 
             let get2xx = Self.dimensions("GET", port: server.port) + [("http.response.status_class", "2xx")]
+            // A request ends once its serializers have run, which may come after its response.
+            let ended = { (try? metrics.expectMeter("http.client.active_requests", Self.dimensions("GET", port: server.port)))?.lastValue }
+            _ = try await waitUntil {
+                (try? metrics.expectTimer("http.client.request.duration", get2xx))?.values.count == 4 && ended() == 0
+            }
             #expect(try metrics.expectTimer("http.client.request.duration", get2xx).values.count == 4)
             let failed = Self.dimensions("GET", port: server.port) + [("http.response.status_class", "5xx"), ("error.type", "503")]
             #expect(try metrics.expectTimer("http.client.request.duration", failed).values.count == 1)
@@ -88,11 +93,12 @@ import FoundationNetworking
         let monitor = RequestMetrics(factory: metrics)
         let session = Session(eventMonitors: [monitor])
         _ = await session.request("http://127.0.0.1:1/").serializingData().response
-        await drain(monitor.queue)
         let dimensions = [
             ("http.request.method", "GET"), ("url.scheme", "http"), ("server.address", "127.0.0.1"), ("http.response.status_class", "none"),
             ("error.type", "URLError.-1004"),
         ]
+        // The request ends once its serializers have run, which may come after its response.
+        _ = try await waitUntil { (try? metrics.expectTimer("http.client.request.duration", dimensions)) != nil }
         #expect(try metrics.expectTimer("http.client.request.duration", dimensions).values.count == 1)
     }
 }
