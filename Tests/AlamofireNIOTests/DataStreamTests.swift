@@ -37,11 +37,6 @@ import FoundationNetworking
         }
     }
 
-    /// Returns once `request` has finished, serializers included.
-    static func finished(_ request: Request) async throws {
-        try await withTimeout { await withCheckedContinuation { continuation in request.onFinish { continuation.resume() } } }
-    }
-
     @Test func dataArrivesInOrderThenOneCompletion() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let url = server.url("/stream-bytes/300000?seed=7&chunk_size=10000")
@@ -212,7 +207,7 @@ import FoundationNetworking
             try await withTimeout(seconds: 15) {
                 for await stream in left.streamTask().streamingData() where stream.value != nil { break }
             }
-            try await Self.finished(left)
+            try await untilFinished(left)
             #expect(left.isCancelled && left.error?.isExplicitlyCancelledError == true)
 
             let fromTask = keepAlive(Session()).streamRequest(url)
@@ -222,7 +217,7 @@ import FoundationNetworking
             }
             for await _ in started.stream { break }
             task.cancel()
-            try await Self.finished(fromTask)
+            try await untilFinished(fromTask)
             #expect(fromTask.isCancelled)
 
             // Without automatic cancellation the request goes on.
@@ -230,7 +225,7 @@ import FoundationNetworking
             try await withTimeout {
                 for await stream in kept.streamTask().streamingData(automaticallyCancelling: false) where stream.value != nil { break }
             }
-            try await Self.finished(kept)
+            try await untilFinished(kept)
             #expect(!kept.isCancelled && kept.error == nil)
         }
     }
@@ -339,7 +334,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let request = keepAlive(Session()).streamRequest(server.url("/stream-bytes/100"))
             _ = try await Self.events { handler in request.responseStream(on: Self.queue, stream: handler) }
-            try await Self.finished(request)
+            try await untilFinished(request)
             let stream = UncheckedSendable(try #require(request.asInputStream()))
             let count = try await withTimeout(seconds: 5) {
                 await withCheckedContinuation { continuation in

@@ -215,10 +215,11 @@ import FoundationNetworking
             defer { observers.forEach(NotificationCenter.default.removeObserver) }
             let request = session.request(server.url("/get"))
             _ = try await withTimeout { await request.serializingData().response }
-            // The notifications are posted on their own queue: wait until the last has been.
-            let mine = { posted.withLock { $0 }.filter { $0.1 == request.id }.map(\.0) }
-            for _ in 0..<500 where mine().count < 4 { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(mine() == names.map(\.rawValue))
+            // A session posts each at its event, the last (finish) before the request's clean-up,
+            // which may come after the response.
+            try await untilFinished(request)
+            let mine = posted.withLock { $0 }.filter { $0.1 == request.id }.map(\.0)
+            #expect(mine == names.map(\.rawValue))
         }
     }
 }

@@ -200,7 +200,7 @@ import FoundationNetworking
             let session = Session()
             let request = session.request(server.url("/delay/5"))
             let task = request.serializingData()
-            try await Task.sleep(for: .milliseconds(100))
+            try await untilTaskCreated(request)
             let seen: Set<Request> = await completion { done in session.withAllRequests { done($0) } }
             #expect(seen == [request])
             let cancelled: Void = await completion { done in session.cancelAllRequests(completingOnQueue: testQueue) { done(()) } }
@@ -214,14 +214,14 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let request = AF.request(server.url("/delay/5"))
             let awaiting = Task { await request.serializingData().response }
-            try await Task.sleep(for: .milliseconds(100))
+            try await untilTaskCreated(request)
             awaiting.cancel()
             #expect(try await withTimeout { await awaiting.value }.error?.isExplicitlyCancelledError == true)
 
             let second = AF.request(server.url("/delay/5"))
             let errors = await withTaskGroup(of: AFError?.self) { group in
                 group.addTask { await second.serializingString().response.error }
-                try? await Task.sleep(for: .milliseconds(100))
+                try? await untilTaskCreated(second)
                 group.cancelAll()
                 return await group.reduce(into: [AFError?]()) { $0.append($1) }
             }

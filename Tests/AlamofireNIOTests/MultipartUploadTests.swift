@@ -58,7 +58,7 @@ import FoundationNetworking
                 return
             }
             #expect(file.deletingLastPathComponent().path.hasSuffix("org.alamofire.manager/multipart.form.data"))
-            try await DataStreamTests.finished(upload)
+            try await untilFinished(upload)
             #expect(!FileManager.default.fileExists(atPath: file.path))
         }
     }
@@ -178,7 +178,7 @@ extension MultipartUploadTests {
             }
         }
         upload.cancel()
-        try await DataStreamTests.finished(upload)
+        try await untilFinished(upload)
         stream.gate.signal()
         // The upload's set-up, blocked on the stream on its own queue, has returned once the queue runs this.
         try await withTimeout(seconds: 5) {

@@ -243,11 +243,23 @@ final class InjectedRoutingSource: RoutingMessageSource, @unchecked Sendable {
         }
     }
 
+    /// On a manual clock: the wait asked for is the maximum given, and nothing ends it before it passes.
     @Test func itGivesUpAfterMaximumWaitWithTheOriginalError() async throws {
         let source = InjectedRoutingSource(initial: Netlink.dump(Netlink.link(2, "eth0")))
-        let retrier = OfflineRetrier(monitor: NetworkPathMonitor(source: source, accepting: { _ in true }), maximumWait: .milliseconds(100))
+        let clock = ManualScheduler()
+        let retrier = OfflineRetrier(
+            monitor: NetworkPathMonitor(source: source, accepting: { _ in true }), maximumWait: .milliseconds(1500), scheduler: clock)
         let request = AF.request("http://127.0.0.1:1/get", interceptor: Interceptor(adapters: [OfflineOnce()], retriers: [retrier]))
-        let response = try await withTimeout(seconds: 20) { await request.serializingData().response }
+        let task = request.serializingData()
+        let wait = try await clock.next()
+        #expect(wait.delay == 1.5)
+        #expect(!request.isFinished)
+        wait.fire()
+        // The serializer, failing with the same error, asks again (as in Alamofire): a second wait.
+        let second = try await clock.next()
+        #expect(second.delay == 1.5)
+        second.fire()
+        let response = try await withTimeout(seconds: 20) { await task.response }
         guard case .requestAdaptationFailed(let error as URLError)? = response.error else {
             Issue.record("expected requestAdaptationFailed, got \(String(describing: response.error))")
             return

@@ -187,7 +187,7 @@ import FoundationNetworking
             #expect(response.response?.statusCode == 500)
             // The last attempt's file goes once serialization has ended, which may come after the
             // handler above has run: wait for it.
-            try await withTimeout { await withCheckedContinuation { continuation in request.onFinish { continuation.resume() } } }
+            try await untilFinished(request)
             #expect(file.made.values.count == 2)
             #expect(file.made.values.allSatisfy { !FileManager.default.fileExists(atPath: $0.path) })
         }

@@ -79,6 +79,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
                 let url = server.url("/range/100000?chunk_size=1000&duration=2")
                 let (cancelled, resumeData) = try await cancelledDownload(session, url, after: offset)
                 let response = await cancelled.serializingData().response
+                try await untilFinished(cancelled)
                 #expect(response.error?.isExplicitlyCancelledError == true)
                 #expect(response.resumeData == resumeData)
                 #expect(cancelled.resumeData == resumeData)
@@ -95,6 +96,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
                 let resumed = session.download(resumingWith: try #require(resumeData))
                     .downloadProgress { progress in fractions.withLock { $0.append(progress.completedUnitCount) } }
                 let final = await resumed.serializingData().response
+                try await untilFinished(resumed)
                 #expect(final.response?.statusCode == 206)
                 let body = try #require(final.value)
                 #expect(sha256Hex(body) == sha256Hex(rangeBody(100_000)))
@@ -313,6 +315,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
                 request.cancel()
                 let response = await request.serializingData().response
                 #expect(response.error?.isExplicitlyCancelledError == true)
+                // The partial file goes with the request's clean-up, which may come after its response.
+                try await untilFinished(request)
                 #expect(fileManager.files.isEmpty)
             }
         }

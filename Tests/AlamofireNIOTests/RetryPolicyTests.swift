@@ -108,16 +108,29 @@ import FoundationNetworking
         }
     }
 
-    /// The default backoff, waited for real: 0.5 s, then 1 s.
+    /// The default backoff, on a manual clock: 0.5 s, then 1 s; each retry is sent only once its
+    /// delay has passed.
     @Test func theDefaultBackoffDoublesFromHalfASecond() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let policy = RecordingPolicy()
-            let request = keepAlive(Session(interceptor: policy)).request(server.url("/status/503")).validate()
-            let start = ContinuousClock.now
-            _ = await request.serializingData().response
-            let elapsed = ContinuousClock.now - start
+            let session = keepAlive(Session(interceptor: policy))
+            let clock = ManualScheduler()
+            session.retryDelayScheduler = clock
+            let request = session.request(server.url("/status/503")).validate()
+            let task = request.serializingData()
+            let first = try await clock.next()
+            #expect(first.delay == 0.5)
+            #expect(request.retryCount == 0 && request.tasks.count == 1)
+            first.fire()
+            let second = try await clock.next()
+            #expect(second.delay == 1.0)
+            #expect(request.retryCount == 1 && request.tasks.count == 2)
+            second.fire()
+            let response = try await withTimeout { await task.response }
+            #expect(response.error?.responseCode == 503)
+            #expect(request.retryCount == 2 && request.tasks.count == 3)
             #expect(policy.answers.values == ["retryWithDelay(0.5)", "retryWithDelay(1.0)", "doNotRetry", "doNotRetry"])
-            #expect(elapsed >= .milliseconds(1500))
+            #expect(clock.pendingCount == 0)
         }
     }
 
@@ -126,18 +139,23 @@ import FoundationNetworking
     @Test func aCancelDuringTheBackoffEndsTheRequestWithoutARetry() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let policy = RecordingPolicy(exponentialBackoffScale: 3600)
-            let session = Session(interceptor: policy)
+            let session = keepAlive(Session(interceptor: policy))
+            let clock = ManualScheduler()
+            session.retryDelayScheduler = clock
             let request = session.request(server.url("/status/503")).validate()
             let task = request.serializingData()
-            // The policy's answer reaches the root queue before this hop does: the backoff has begun.
-            for _ in 0..<5000 where policy.answers.values.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
-            let answered: Void = await completion { done in session.rootQueue.async { done(()) } }
-            _ = answered
+            let backoff = try await clock.next()
+            #expect(backoff.delay == 3600)
             request.cancel()
-            let response = await task.response
+            let response = try await withTimeout { await task.response }
             #expect(response.error?.responseCode == 503)
             #expect(request.isCancelled)
+            // The hour passes: the cancelled request is not sent again.
+            backoff.fire()
+            let passed: Void = await completion { done in session.rootQueue.async { done(()) } }
+            _ = passed
             #expect(request.retryCount == 0)
+            #expect(request.tasks.count == 1)
             #expect(policy.answers.values == ["retryWithDelay(3600.0)"])
             #expect(request.requests.count == 2)  // the initial and the adapted request, of the one attempt
         }

@@ -62,6 +62,7 @@ public final class OfflineRetrier: RequestAdapter, RequestRetrier, RequestInterc
     private let maximumWait: DispatchTimeInterval
     private let isOfflineError: @Sendable (_ error: any Error) -> Bool
     private let makeMonitor: @Sendable () -> NetworkPathMonitor
+    private let scheduler: any DelayedWorkScheduler
     private let state = Mutex(State())
 
     /// Creates an instance that watches the routing table for any usable interface.
@@ -102,13 +103,16 @@ public final class OfflineRetrier: RequestAdapter, RequestRetrier, RequestInterc
     }
 
     /// A new monitor is made from `monitor` each time a request fails offline and none is running.
+    /// The wait's timer runs on `scheduler` (a manual clock in tests).
     init(
         monitor: @autoclosure @escaping @Sendable () -> NetworkPathMonitor, maximumWait: DispatchTimeInterval,
-        isOfflineError: @escaping @Sendable (_ error: any Error) -> Bool = OfflineRetrier.defaultIsOfflineError
+        isOfflineError: @escaping @Sendable (_ error: any Error) -> Bool = OfflineRetrier.defaultIsOfflineError,
+        scheduler: any DelayedWorkScheduler = DispatchDelayedWorkScheduler()
     ) {
         self.makeMonitor = monitor
         self.maximumWait = maximumWait
         self.isOfflineError = isOfflineError
+        self.scheduler = scheduler
     }
 
     deinit {
@@ -129,7 +133,7 @@ public final class OfflineRetrier: RequestAdapter, RequestRetrier, RequestInterc
             // A weak retrier: one dropped while waiting ends its wait with nothing to call.
             let timeout = DispatchWorkItem { [weak self] in self?.perform(.doNotRetry) }
             state.timeoutWorkItem = timeout
-            Self.monitorQueue.asyncAfter(deadline: .now() + maximumWait, execute: timeout)
+            scheduler.schedule(after: maximumWait.seconds, on: Self.monitorQueue, timeout)
             return monitor
         }
         // Started outside the lock: its first answer may come at once.

@@ -143,6 +143,23 @@ func withTimeout<T: Sendable>(seconds: Int = 30, _ body: @escaping @Sendable () 
     }
 }
 
+/// Returns once `request` has finished, serializers and clean-up included (a response handed over
+/// may come before its request's clean-up).
+func untilFinished(_ request: Request) async throws {
+    try await withTimeout { await withCheckedContinuation { continuation in request.onFinish { continuation.resume() } } }
+}
+
+/// Returns once `request` has its task (at once if it has one): it is under way.
+func untilTaskCreated(_ request: Request) async throws {
+    try await withTimeout {
+        await withCheckedContinuation { continuation in
+            // Resumed once: the handler stays for a retry's tasks too.
+            let waiting = Mutex<CheckedContinuation<Void, Never>?>(continuation)
+            request.onURLSessionTaskCreation(on: testQueue) { _ in waiting.withLock { $0.take() }?.resume() }
+        }
+    }
+}
+
 struct TimedOut: Error, CustomStringConvertible {
     let seconds: Int
     var description: String { "timed out after \(seconds) s" }
