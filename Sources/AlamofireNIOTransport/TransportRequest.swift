@@ -11,7 +11,8 @@ public struct TransportRequest: Sendable {
         case none
         /// Bytes already in memory.
         case bytes(ByteBuffer)
-        /// A file, streamed from disk in chunks as the connection accepts them.
+        /// A file, sent from disk as the connection accepts it: by `sendfile` on a plain HTTP/1.1
+        /// connection, read in chunks over TLS or HTTP/2.
         case file(URL)
         /// A stream the closure writes into; `length` nil means unknown (sent chunked). It is read
         /// once: an exchange that fails before its response is sent again on a new connection only
@@ -86,6 +87,8 @@ public struct TransportTimeouts: Sendable, Hashable {
 /// Writes a streamed request body; each `write` returns once the connection can take more.
 public struct TransportBodyWriter: Sendable {
     let writeChunk: @Sendable (ByteBuffer) async throws -> Void
+    /// Sends a slice of an open file by `sendfile`, on a connection that can (see `FileBody.send`).
+    var writeRegion: (@Sendable (FileRegion) async throws -> Void)?
 
     /// Sends a chunk of the body, waiting while the connection's send buffer is full.
     public func write(_ chunk: ByteBuffer) async throws {

@@ -113,6 +113,50 @@ import Testing
         }
     }
 
+    /// On a plain connection a file goes by `sendfile`, in 2 MiB slices, each reported when written
+    /// (the buffered path, over TLS, reports every 512 KiB read).
+    @Test func aFileOverAPlainConnectionGoesInSlicesBySendfile() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            var generator = SeededBytes(seed: 22)
+            let bytes = generator.next(5 * 1024 * 1024 + 17)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
+            try Data(bytes).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let progress = NIOLockedValueBox<[Int64]>([])
+            var request = TransportRequest(method: .PUT, url: server.url("/upload"), body: .file(file))
+            request.onUploadProgress = { sent, expected in
+                #expect(expected == Int64(bytes.count))
+                progress.withLockedValue { $0.append(sent) }
+            }
+            let fetched = try await makeTransport().fetch(request)
+            #expect(fetched.json["bytes"] as? Int == bytes.count)
+            #expect(fetched.json["sha256"] as? String == SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
+            #expect(progress.withLockedValue { $0 } == [2 << 20, 4 << 20, Int64(bytes.count)])
+            #expect(fetched.completion.metrics.requestBodyBytesSent == Int64(bytes.count))
+        }
+    }
+
+    /// A server that answers before taking the body: the answer arrives, and the file sent by
+    /// `sendfile` is closed once its connection is (no descriptor is left open).
+    @Test func aFileCutShortByAnEarlyAnswerIsClosed() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
+            try Data(count: 32 << 20).write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let transport = makeTransport()
+            let fetched = try await transport.fetch(server.url("/status/201"), .PUT, body: .file(file))
+            #expect(fetched.status == 201)
+            transport.shutdown()
+            // The slice being written when the connection closed fails, and the file goes with it.
+            let open = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] }
+            let stillOpen = {
+                open().contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == file.path }
+            }
+            for _ in 0..<200 where stillOpen() { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(!stillOpen())
+        }
+    }
+
     @Test func missingFileIsAnErrorBeforeAnythingIsSent() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let missing = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString)")

@@ -420,7 +420,10 @@ struct ConnectionFactory: Sendable {
                 installed = .http2(connection, ready: ready)
             } else {
                 let counter = ByteCountingHandler()
-                let handler = ExchangeHandler(connectionID: id, byteCounter: counter, connectionMetrics: metrics)
+                // A file body goes by `sendfile` unless TLS (to the origin or to a proxy) encrypts it.
+                let isPlain = (try? pipeline.handler(type: NIOSSLClientHandler.self)) == nil
+                let handler = ExchangeHandler(
+                    connectionID: id, byteCounter: counter, connectionMetrics: metrics, sendsFileRegions: isPlain)
                 handler.delegate = delegate
                 try pipeline.addHandler(counter)
                 try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)

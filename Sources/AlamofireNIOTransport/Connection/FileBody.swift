@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOFileSystem
+import NIOPosix
 
 /// Streams a file as a request body, a chunk at a time, off the event loops.
 enum FileBody {
@@ -19,6 +20,32 @@ enum FileBody {
             throw error
         } catch {
             throw TransportError(.fileDoesNotExist, "cannot read the body file \(url.path)", underlyingError: error)
+        }
+    }
+
+    /// The slices a file goes to the socket in by `sendfile`, each written whole before the next
+    /// (upload progress is reported per slice).
+    static let regionSize = 2 * 1024 * 1024
+
+    /// Sends the file by `sendfile` where the writer can, slice by slice, keeping it open until the
+    /// last slice is written; otherwise reads it into buffers (``stream(_:into:)``).
+    static func send(_ url: URL, through writer: TransportBodyWriter) async throws {
+        guard let writeRegion = writer.writeRegion else { return try await stream(url, into: writer) }
+        let fileIO = NonBlockingFileIO(threadPool: .singleton)
+        // Set once the file is open: an error after that is the connection's, not the file's.
+        var isOpen = false
+        do {
+            try await fileIO.withFileRegion(_deprecatedPath: url.path) { whole in
+                isOpen = true
+                var start = whole.readerIndex
+                while start < whole.endIndex {
+                    let end = min(start + regionSize, whole.endIndex)
+                    try await writeRegion(FileRegion(fileHandle: whole.fileHandle, readerIndex: start, endIndex: end))
+                    start = end
+                }
+            }
+        } catch let error as IOError where !isOpen {
+            throw TransportError(.cannotOpenFile, "cannot read the body file \(url.path)", underlyingError: error)
         }
     }
 

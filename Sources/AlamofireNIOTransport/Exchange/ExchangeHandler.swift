@@ -47,6 +47,10 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     let connectionMetrics: ExchangeMetrics
     /// Whether the channel is an HTTP/2 stream: one exchange, never kept alive.
     let carriesOneExchange: Bool
+    /// Whether a file body goes to the socket as `FileRegion`s (`sendfile`, no copy through user
+    /// space): on a plain HTTP/1.1 connection, where nothing between here and the socket transforms
+    /// the bytes.
+    let sendsFileRegions: Bool
     weak var delegate: (any ExchangeHandlerDelegate)?
     /// On an HTTP/2 stream, the error that ended its connection, if any.
     var connectionError: (() -> (any Error)?)?
@@ -62,10 +66,12 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     ///   - carriesOneExchange: true on an HTTP/2 stream.
     ///   - previousExchanges: exchanges the connection served before (other streams), so that
     ///     `isReusedConnection` is true for every stream after the first.
+    ///   - sendsFileRegions: true on a plain HTTP/1.1 connection, whose file bodies go by `sendfile`.
     init(
         connectionID: Int, byteCounter: any ReceivedByteCounter, connectionMetrics: ExchangeMetrics, carriesOneExchange: Bool = false,
-        previousExchanges: Int = 0
+        previousExchanges: Int = 0, sendsFileRegions: Bool = false
     ) {
+        self.sendsFileRegions = sendsFileRegions
         self.connectionID = connectionID
         self.byteCounter = byteCounter
         self.connectionMetrics = connectionMetrics
@@ -238,6 +244,9 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             exchange.requestBodyBytesSent = Int64(buffer.readableBytes)
             exchange.metrics.requestEnd = now
             exchange.request.onUploadProgress?(exchange.requestBodyBytesSent, exchange.requestBodyLength)
+        case .file(let url) where sendsFileRegions:
+            context.flush()
+            startBodyTask(exchange, context) { writer in try await FileBody.send(url, through: writer) }
         case .file(let url):
             context.flush()
             startBodyTask(exchange, context) { writer in try await FileBody.stream(url, into: writer) }
@@ -254,9 +263,13 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
-        let writer = TransportBodyWriter { chunk in
-            try await eventLoop.flatSubmit { handler.value.writeBodyChunk(chunk, for: target.value, on: eventLoop) }.get()
-        }
+        let writer = TransportBodyWriter(
+            writeChunk: { chunk in
+                try await eventLoop.flatSubmit { handler.value.writeBodyChunk(chunk, for: target.value, on: eventLoop) }.get()
+            },
+            writeRegion: { region in
+                try await eventLoop.flatSubmit { handler.value.writeFileRegion(region, for: target.value, on: eventLoop) }.get()
+            })
         exchange.bodyProducerStarted = true
         exchange.bodyTask = Task {
             do {
@@ -281,6 +294,24 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let promise = context.eventLoop.makePromise(of: Void.self)
         target.writabilityPromise = promise
         return promise.futureResult
+    }
+
+    /// Writes one slice of a file body by `sendfile`; the future completes once it is all written
+    /// (the slice's file stays open until then).
+    private func writeFileRegion(_ region: FileRegion, for target: ActiveExchange, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        guard let context, exchange === target, stateMachine.exchange?.isSendingBody == true else {
+            return eventLoop.makeFailedFuture(TransportError.cancelled)
+        }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
+        target.lastActivity = context.eventLoop.now
+        let bound = NIOLoopBound(target, eventLoop: context.eventLoop)
+        return written.futureResult.map {
+            let target = bound.value
+            target.lastActivity = eventLoop.now
+            target.requestBodyBytesSent += Int64(region.readableBytes)
+            target.request.onUploadProgress?(target.requestBodyBytesSent, target.requestBodyLength)
+        }
     }
 
     private func finishRequestBody(for target: ActiveExchange) {
