@@ -4,6 +4,7 @@ import HTTPBinServer
 // `swift run -c release bench [--quick] [--json PATH] [--client NAME] [--workload ID]`
 // `swift run -c release bench --instructions [--client NAME] [--workload W1|W2|W1P|W9]`
 // `swift run -c release bench --profile W1 [--client NAME]`
+// `swift run -c release bench --budget InstructionBudget.json [--record]`
 //
 // Runs each workload through each client in turn (A B C A B C …, so drift hits all alike) and
 // prints the median, min and max of the runs, with each client's ratio to AsyncHTTPClient. Bigger
@@ -23,6 +24,9 @@ struct Options {
     var instructions = false
     /// Print the top costs of this workload's requests under callgrind (AlamofireNIO unless `--client`).
     var profile: String?
+    /// Check AlamofireNIO's counts against this instruction budget file (`--record`: write them into it).
+    var budgetPath: String?
+    var recordBudget = false
 
     struct ChildArguments {
         var base = ""
@@ -58,6 +62,8 @@ struct Options {
             case "--requests": child?.requests = Int(try value(argument))
             case "--instructions": instructions = true
             case "--profile": profile = try value(argument)
+            case "--budget": budgetPath = try value(argument)
+            case "--record": recordBudget = true
             default: throw BenchError.usage("unknown argument \(argument)")
             }
         }
@@ -126,6 +132,8 @@ enum Bench {
         let clientNames = allClients.filter { options.client == nil || $0 == options.client }
         if let child = options.child {
             try await runChild(child, options: options)
+        } else if let budgetPath = options.budgetPath {
+            try await runBudget(path: budgetPath, record: options.recordBudget)
         } else if options.instructions || options.profile != nil {
             try await runInstructionCounts(options: options, clientNames: clientNames)
         } else {

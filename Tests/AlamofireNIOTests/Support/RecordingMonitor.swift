@@ -155,7 +155,7 @@ func untilTaskCreated(_ request: Request) async throws {
         await withCheckedContinuation { continuation in
             // Resumed once: the handler stays for a retry's tasks too.
             let waiting = Mutex<CheckedContinuation<Void, Never>?>(continuation)
-            request.onURLSessionTaskCreation(on: testQueue) { _ in waiting.withLock { $0.take() }?.resume() }
+            request.onURLSessionTaskCreation(on: .global()) { _ in waiting.withLock { $0.take() }?.resume() }
         }
     }
 }
