@@ -52,8 +52,7 @@ extension LoadingTask {
         case .stream:
             let (pending, generation) = state.withLock { state in
                 defer { state.streamedResponse = nil }
-                state.workGeneration += 1
-                return (state.streamedResponse, state.workGeneration)
+                return (state.streamedResponse, state.work.start())
             }
             guard let (streamed, request) = pending else { return receiveCollectedBody() }
             let url = request.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
@@ -83,8 +82,7 @@ extension LoadingTask {
         case .file(let directory):
             let (pending, response, generation) = state.withLock { state in
                 defer { state.streamedResponse = nil }
-                state.workGeneration += 1
-                return (state.streamedResponse, state.response, state.workGeneration)
+                return (state.streamedResponse, state.response, state.work.start())
             }
             let local = state.withLock { state in
                 defer { state.collectedBody = nil }

@@ -67,21 +67,13 @@ extension LoadingTask {
     func verdict(on response: ReceivedResponse?, setCookies: [String], wwwAuthenticate: [String], for request: URLRequest) -> Verdict {
         guard let response else { return Verdict() }
         session.cookiePolicy.store(setCookies, for: request)
-        let (refused, accepted) = state.withLock { state -> (Int, (credential: URLCredential, space: URLProtectionSpace)?) in
-            defer { state.exchangeCarriesAnswer = false }
-            guard state.exchangeCarriesAnswer else { return (state.refusedAnswers, nil) }
-            guard response.statusCode == 401 else {
-                defer { state.answeredCredential = nil }
-                return (state.refusedAnswers, state.answeredCredential)
+        let offersStaleDigest =
+            response.statusCode == 401
+            && AuthenticationChallengeOffer.parse(wwwAuthenticate).contains {
+                $0.scheme == "digest" && $0.parameters["stale"]?.lowercased() == "true"
             }
-            // Refused, unless a Digest answer's nonce merely went stale (the credential was right).
-            let stale =
-                state.answerIsDigest
-                && AuthenticationChallengeOffer.parse(wwwAuthenticate).contains {
-                    $0.scheme == "digest" && $0.parameters["stale"]?.lowercased() == "true"
-                }
-            if !stale { state.refusedAnswers += 1 }
-            return (state.refusedAnswers, nil)
+        let (refused, accepted) = state.withLock {
+            $0.answers.responseReceived(statusCode: response.statusCode, offersStaleDigest: offersStaleDigest)
         }
         if let accepted { session.authenticationPolicy.store(accepted.credential, for: accepted.space) }
         session.cachePolicy.invalidate(after: request, response: response)
@@ -119,7 +111,7 @@ extension LoadingTask {
             let previousMethod = state.currentRequest.httpMethod
             state.currentRequest = next
             // An answer is for the URL challenged; the next one answers its own challenge.
-            state.authorization = nil
+            state.answers.redirected()
             // A redirect that turned the request into a GET drops an upload's body with `httpBody`.
             if next.httpMethod != previousMethod { state.body = nil }
             let needsBodyStream = state.body.map { !$0.isReplayable } ?? false
@@ -151,9 +143,9 @@ extension LoadingTask {
             let action = state.withLock { state -> LoadingTaskStateMachine.Action in
                 guard case .awaitingChallenge = state.machine.state else { return .none }
                 guard let authorization, let credential, let challenge else { return state.machine.challengeDecided(retry: false) }
-                state.authorization = authorization
-                state.answeredCredential = (credential, challenge.protectionSpace)
-                state.answerIsDigest = challenge.offer.scheme == "digest"
+                state.answers.answer(
+                    authorization, from: ChallengeAnswers.Answered(credential: credential, space: challenge.protectionSpace),
+                    isDigest: challenge.offer.scheme == "digest")
                 return state.machine.challengeDecided(retry: true, needsBodyStream: state.body.map { !$0.isReplayable } ?? false)
             }
             return perform(action)

@@ -59,9 +59,9 @@ extension LoadingTask {
     /// server did not switch protocols.
     func readWebSocket() {
         let (socket, url, generation) = state.withLock { state in
-            state.workGeneration += 1
+            let generation = state.work.start()
             state.isReadingWebSocket = state.webSocket != nil
-            return (state.webSocket, state.currentRequest.url ?? originalRequest.url, state.workGeneration)
+            return (state.webSocket, state.currentRequest.url ?? originalRequest.url, generation)
         }
         guard let socket else {
             return exchangeFailed(URLError(.badServerResponse, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:]))

@@ -74,15 +74,9 @@ package final class LoadingTask: Sendable {
         var response: ReceivedResponse?
         var proposedRequest: URLRequest?
         var challenge: LoadingChallenge?
-        /// The answer to the last challenge, sent with every exchange until a redirect.
-        var authorization: String?
-        /// The credential that answer came from, stored once a response accepts it.
-        var answeredCredential: (credential: URLCredential, space: URLProtectionSpace)?
-        /// Answers the server refused (a 401 again); a Digest answer refused as `stale` is not one.
-        var refusedAnswers = 0
-        /// Whether the exchange under way carries an answer, and whether it was a Digest one.
-        var exchangeCarriesAnswer = false
-        var answerIsDigest = false
+        /// The answer to the last challenge, sent with every exchange until a redirect, and the
+        /// refusals counted.
+        var answers = ChallengeAnswers()
         /// The headers the exchange under way sent (the session's, cookies and answers included),
         /// for the cache's `Vary`.
         var sentHeaders = NIOHTTP1.HTTPHeaders()
@@ -98,10 +92,9 @@ package final class LoadingTask: Sendable {
         /// when the task completes.
         var hopRecorded = true
         var error: URLError?
-        /// Stops whatever the task is waiting on: an exchange, or a body being written.
-        var cancelWork: (@Sendable () -> Void)?
-        /// Counts the pieces of work started, so that a late `cancelWork` of an earlier one is not kept.
-        var workGeneration = 0
+        /// The piece of work the task is waiting on (an exchange, or a body being written), and how
+        /// to stop it.
+        var work = CurrentWork()
         /// When the exchange under way started and the response it got, for the metrics of one that fails.
         var hopStarted = Date()
         var hopResponse: ReceivedResponse?
@@ -247,7 +240,7 @@ package final class LoadingTask: Sendable {
         case .startExchange(let hop):
             startExchange(hop: hop)
         case .cancelExchange:
-            state.withLock { $0.cancelWork }?()
+            state.withLock { $0.work.cancel }?()
         case .askRedirect:
             let (received, proposed) = state.withLock { ($0.response, $0.proposedRequest) }
             let response = received?.httpURLResponse
@@ -288,7 +281,7 @@ package final class LoadingTask: Sendable {
 
     private func startExchange(hop: Int) {
         let (request, body, generation, authorization, validators, resumption) = state.withLock { state in
-            state.exchangeCarriesAnswer = state.authorization != nil
+            let authorization = state.answers.exchangeStarted()
             state.isExemptFromCache = false
             state.collectedBody = nil
             state.bytesSent = 0
@@ -298,9 +291,9 @@ package final class LoadingTask: Sendable {
             state.requestSent = session.cachePolicy.now()
             state.hopResponse = nil
             state.hopRecorded = false
-            state.workGeneration += 1
+            let generation = state.work.start()
             return (
-                state.currentRequest, state.body, state.workGeneration, state.authorization,
+                state.currentRequest, state.body, generation, authorization,
                 hop == 0 ? state.revalidating?.validators ?? [] : [], state.resumption
             )
         }
@@ -415,8 +408,7 @@ package final class LoadingTask: Sendable {
     /// meanwhile did not see it, so it is applied now.
     func setCancelWork(_ cancelWork: @escaping @Sendable () -> Void, generation: Int) {
         let cancelNow = state.withLock { state -> Bool in
-            guard state.workGeneration == generation, state.machine.state != .completed else { return false }
-            state.cancelWork = cancelWork
+            guard state.machine.state != .completed, state.work.setCancel(cancelWork, for: generation) else { return false }
             return state.machine.isCancelled
         }
         if cancelNow { cancelWork() }
@@ -443,7 +435,7 @@ package final class LoadingTask: Sendable {
         }?.cancel()
         let (currentURL, transactions, exchangeError, redirects) = state.withLock { state in
             // Nothing more will run: drop what the task held, a body not read included.
-            state.cancelWork = nil
+            state.work.end()
             state.streamedResponse = nil
             state.collectedBody = nil
             if !state.hopRecorded {

@@ -167,7 +167,7 @@ extension DataStreamRequest {
                 }
             }
         }
-        streamState.withLock { $0.streams.append(parser) }
+        streamState.withLock { $0.addHandler(parser) }
         appendStreamCompletion(on: delivery.queue, complete: complete)
     }
 
@@ -187,12 +187,7 @@ extension DataStreamRequest {
                     }
                     if let queue { queue.async(execute: completing) } else { completing() }
                 }
-                let now = self.streamState.withLock { state in
-                    if state.numberOfExecutingStreams == 0 { return true }
-                    state.enqueuedCompletionEvents.append(enqueue)
-                    return false
-                }
-                if now { enqueue() }
+                if self.streamState.withLock({ $0.completionReady(enqueue) }) { enqueue() }
             }
         }
     }

@@ -98,26 +98,8 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     /// cannot take another (an integration's exchange).
     let retriesEndAtResponse: Bool
 
-    struct StreamState {
-        /// One closure per stream handler, given each chunk as it arrives.
-        var streams: [@Sendable (Data) -> Void] = []
-        /// Chunks handed to stream handlers and not yet handled: completions wait for it to be 0.
-        var numberOfExecutingStreams = 0
-        /// Completion events waiting for the executing streams.
-        var enqueuedCompletionEvents: [@Sendable () -> Void] = []
-        /// The `InputStream` of `asInputStream(bufferSize:)`, if asked for.
-        var inputStream: DataStreamInputStream?
-        /// Whether the request has cleaned up (with `endError`): a stream asked for later ends at once.
-        var hasEnded = false
-        var endError: AFError?
-        /// Bytes handed to consumers and not yet handled (see the type's overview).
-        var bufferedBytes = 0
-        /// Loading tasks waiting for the consumers to catch up, by waiter.
-        var demandWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter = 0
-    }
-
-    let streamState = Mutex(StreamState())
+    /// Who takes the chunks, and the counts behind completions and back-pressure.
+    let streamState = Mutex(StreamConsumers<CheckedContinuation<Void, Never>>(maximumBufferedBytes: DataStreamRequest.maximumBufferedBytes))
 
     init(
         convertible: any URLRequestConvertible, automaticallyCancelOnStreamError: Bool, underlyingQueue: DispatchQueue,
@@ -145,23 +127,16 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     override var mayBeRetried: Bool { !(retriesEndAtResponse && hasReceivedResponse) }
 
     override func didReceiveData(_ data: Data) {
-        let (streams, inputStream) = streamState.withLock { state in
-            state.numberOfExecutingStreams += state.streams.count
-            state.bufferedBytes += data.count * (state.streams.count + (state.inputStream == nil ? 0 : 1))
-            return (state.streams, state.inputStream)
-        }
+        let taken = streamState.withLock { $0.chunkArrived(bytes: data.count) }
+        let (streams, inputStream) = (taken.handlers, taken.inputStream)
         inputStream?.append(data) { [weak self] in self?.consumerHandled(bytes: data.count, executing: false) }
         for stream in streams { stream(data) }
     }
 
     override func cleanup() {
         let error = error
-        let (inputStream, waiters) = streamState.withLock { state in
-            defer { state.demandWaiters.removeAll() }
-            state.hasEnded = true
-            state.endError = error
-            return (state.inputStream, Array(state.demandWaiters.values))
-        }
+        let ended = streamState.withLock { $0.ended(error: error) }
+        let (inputStream, waiters) = (ended.inputStream, ended.resume)
         inputStream?.finish(error: error)
         waiters.forEach { $0.resume() }
         super.cleanup()
@@ -172,46 +147,23 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     /// Returns once the consumers hold at most ``maximumBufferedBytes`` not yet handled, or the
     /// calling task is cancelled (the loading task is).
     func awaitDemand() async {
-        let waiter = streamState.withLock { state -> Int? in
-            guard state.bufferedBytes > Self.maximumBufferedBytes else { return nil }
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        guard let waiter else { return }
+        guard let ticket = streamState.withLock({ $0.demandTicket() }) else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = streamState.withLock { state in
-                    // A cancel that came first has already run its handler: nothing would resume this.
-                    guard state.bufferedBytes > Self.maximumBufferedBytes, !Task.isCancelled else { return true }
-                    state.demandWaiters[waiter] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
+                let parked = streamState.withLock { $0.park(continuation, ticket: ticket, isCancelled: Task.isCancelled) }
+                if !parked { continuation.resume() }
             }
         } onCancel: {
-            streamState.withLock { $0.demandWaiters.removeValue(forKey: waiter) }?.resume()
+            streamState.withLock { $0.unpark(ticket: ticket) }?.resume()
         }
     }
 
     /// Whether the loading task is waiting for the consumers to catch up.
-    var isAwaitingDemand: Bool { streamState.withLock { !$0.demandWaiters.isEmpty } }
+    var isAwaitingDemand: Bool { streamState.withLock { $0.isAwaitingDemand } }
 
     /// A consumer is done with `bytes` of one chunk; `executing` says it was a stream handler.
     func consumerHandled(bytes: Int, executing: Bool) {
-        let (completions, waiters) = streamState.withLock { state in
-            if executing { state.numberOfExecutingStreams -= 1 }
-            state.bufferedBytes -= bytes
-            var completions: [@Sendable () -> Void] = []
-            if state.numberOfExecutingStreams == 0 {
-                swap(&completions, &state.enqueuedCompletionEvents)
-            }
-            var waiters: [CheckedContinuation<Void, Never>] = []
-            if state.bufferedBytes <= Self.maximumBufferedBytes {
-                waiters = Array(state.demandWaiters.values)
-                state.demandWaiters.removeAll()
-            }
-            return (completions, waiters)
-        }
+        let (completions, waiters) = streamState.withLock { $0.consumerHandled(bytes: bytes, byHandler: executing) }
         waiters.forEach { $0.resume() }
         completions.forEach { $0() }
     }
@@ -252,9 +204,7 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
     public func asInputStream(bufferSize: Int = 1024) -> InputStream? {
         defer { resume() }
         let (stream, hasEnded, endError) = streamState.withLock { state in
-            let stream = state.inputStream ?? DataStreamInputStream(bufferSize: bufferSize)
-            state.inputStream = stream
-            return (stream, state.hasEnded, state.endError)
+            (state.inputStream { DataStreamInputStream(bufferSize: bufferSize) }, state.hasEnded, state.endError)
         }
         if hasEnded { stream.finish(error: endError) }
         return stream
