@@ -31,6 +31,27 @@ import Testing
         }
     }
 
+    /// Holds back every file region written (its write neither done nor failed) until the channel
+    /// closes, and tells how many it holds.
+    final class FileRegionHolder: ChannelOutboundHandler, @unchecked Sendable {
+        typealias OutboundIn = HTTPClientRequestPart
+        typealias OutboundOut = HTTPClientRequestPart
+        private var held: [EventLoopPromise<Void>?] = []
+        let regionsHeld = AsyncStream.makeStream(of: Int.self)
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            guard case .body(.fileRegion) = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
+            held.append(promise)
+            regionsHeld.continuation.yield(held.count)
+        }
+
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+            for promise in held { promise?.fail(ChannelError.ioOnClosedChannel) }
+            held = []
+            context.close(mode: mode, promise: promise)
+        }
+    }
+
     /// The handler is not Sendable; the testing loop runs everything it does inside the test's own calls.
     struct Unchecked<Value>: @unchecked Sendable {
         let value: Value
@@ -43,13 +64,17 @@ import Testing
         let delegate = RecordingDelegate()
         let reads = ReadCounter()
 
-        init() async throws {
+        /// - Parameter fileRegions: where file bodies go by `sendfile`, a handler that holds each
+        ///   file region's write unfinished (as a socket would while its slice is under way).
+        init(fileRegions: FileRegionHolder? = nil) async throws {
             channel = NIOAsyncTestingChannel()
             let handler = ExchangeHandler(
-                connectionID: 7, byteCounter: ByteCountingHandler(), connectionMetrics: ExchangeMetrics(fetchStart: .now()))
+                connectionID: 7, byteCounter: ByteCountingHandler(), connectionMetrics: ExchangeMetrics(fetchStart: .now()),
+                sendsFileRegions: fileRegions != nil)
             handler.delegate = delegate
             box = Unchecked(value: handler)
             try await channel.pipeline.addHandler(reads)
+            if let fileRegions { try await channel.pipeline.addHandler(fileRegions) }
             let channel = self.channel
             let box = self.box
             try await channel.testingEventLoop.executeInContext { try channel.pipeline.syncOperations.addHandler(box.value) }
@@ -66,7 +91,7 @@ import Testing
 
         func start(
             _ request: TransportRequest = TransportRequest(url: URL(string: "http://127.0.0.1/x")!), collectingUpTo limit: Int? = nil,
-            tracker: ExchangeTracker? = nil
+            tracker: ExchangeTracker? = nil, requestBodyLength: Int64 = 0
         ) async throws -> Started {
             let head = HTTPRequestHead(version: .http1_1, method: request.method, uri: "/x", headers: ["Host": "127.0.0.1"])
             let started: Started
@@ -79,7 +104,8 @@ import Testing
             } else {
                 let (delivery, response) = ActiveExchange.Delivery.streaming(on: channel.eventLoop)
                 let exchange = ActiveExchange(
-                    request: request, head: head, requestBodyLength: 0, delivery: delivery, metrics: ExchangeMetrics(fetchStart: .now()),
+                    request: request, head: head, requestBodyLength: requestBodyLength, delivery: delivery,
+                    metrics: ExchangeMetrics(fetchStart: .now()),
                     tracker: tracker)
                 started = Started(exchange: exchange, response: response, collected: nil)
             }
@@ -229,6 +255,26 @@ import Testing
         #expect(response.head.status == .ok)
         let ended = try await Self.first(of: writerEnded.stream, within: .seconds(5))
         #expect(ended != nil)
+    }
+
+    /// A POST on a reused connection that dies while its first `sendfile` slice is still being
+    /// written is not sent again: that slice may have partly reached the server.
+    @Test func aPostWhoseFileSliceWasHandedOnIsNotRetried() async throws {
+        let holder = FileRegionHolder()
+        let fixture = try await Fixture(fileRegions: holder)
+        let first = try await fixture.start()
+        try await fixture.respond(.head(HTTPResponseHead(version: .http1_1, status: .noContent)), .end(nil))
+        _ = try await first.response!.get()
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
+        try Data(count: 1 << 20).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let post = try await fixture.start(
+            TransportRequest(method: .POST, url: URL(string: "http://127.0.0.1/x")!, body: .file(file)), requestBodyLength: 1 << 20)
+        #expect(try await Self.first(of: holder.regionsHeld.stream, within: .seconds(5)) == 1)
+        try await fixture.channel.close()
+        let error = await #expect(throws: TransportError.self) { try await post.response!.get() }
+        #expect(error?.code == .networkConnectionLost)
     }
 
     /// Polls a condition that another task makes true (no event to await), for at most five seconds.

@@ -14,6 +14,8 @@ import Synchronization
 /// - `/hang`: reads and never answers (also what a TLS client meets: a handshake that never ends).
 /// - `/fail-once/TOKEN`: closes unanswered the first time a token is asked for, answers `ok` after (a
 ///   retry's test; tokens are remembered for the process's life, so each test uses a new one).
+/// - `/close-mid-body/TOKEN`: the first time, closes as soon as a byte of the request's body arrives
+///   (the rest unread, so the client meets a reset); after that answers `ok` and closes.
 /// - anything else: `ok`, with keep-alive.
 enum FaultServer {
     /// The `/fail-once/` paths already failed.
@@ -35,16 +37,19 @@ private final class FaultHandler: ChannelInboundHandler {
 
     private var received: [UInt8] = []
     private var requestsOnConnection = 0
+    /// Set when the connection is to close once a request body's first byte arrives.
+    private var closesOnBody = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         received += unwrapInboundIn(data).readableBytesView
-        while let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
+        while !closesOnBody, let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
             let head = String(decoding: received[..<end.lowerBound], as: UTF8.self)
             received.removeSubrange(..<end.upperBound)
             requestsOnConnection += 1
             let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
             respond(to: path, context: context)
         }
+        if closesOnBody && !received.isEmpty { context.close(promise: nil) }
     }
 
     private func respond(to path: String, context: ChannelHandlerContext) {
@@ -70,6 +75,12 @@ private final class FaultHandler: ChannelInboundHandler {
                 context.close(promise: nil)
             } else {
                 send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", context, thenClose: false)
+            }
+        case let path where path.hasPrefix("/close-mid-body/"):
+            if FaultServer.failedTokens.withLock({ $0.insert(path).inserted }) {
+                closesOnBody = true
+            } else {
+                send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", context, thenClose: true)
             }
         default:
             send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", context, thenClose: false)

@@ -23,13 +23,18 @@ enum FileBody {
         }
     }
 
-    /// The slices a file goes to the socket in by `sendfile`, each written whole before the next
-    /// (upload progress is reported per slice).
-    static let regionSize = 2 * 1024 * 1024
+    /// The slices a file goes to the socket in by `sendfile`, each written whole before the next.
+    /// Upload progress and the idle timer's clock move once a slice is written, so a slice is small
+    /// enough to go within any sensible idle interval on a slow link.
+    static let regionSize = 512 * 1024
 
     /// Sends the file by `sendfile` where the writer can, slice by slice, keeping it open until the
     /// last slice is written; otherwise reads it into buffers (``stream(_:into:)``).
-    static func send(_ url: URL, through writer: TransportBodyWriter) async throws {
+    ///
+    /// No more than the announced length goes (more would corrupt the connection), and the file's
+    /// size is checked before each slice: `sendfile` past a file's end writes nothing, and NIO would
+    /// try it again at once for as long as the connection lives.
+    static func send(_ url: URL, announcedLength: Int64?, through writer: TransportBodyWriter) async throws {
         guard let writeRegion = writer.writeRegion else { return try await stream(url, into: writer) }
         let fileIO = NonBlockingFileIO(threadPool: .singleton)
         // Set once the file is open: an error after that is the connection's, not the file's.
@@ -37,15 +42,29 @@ enum FileBody {
         do {
             try await fileIO.withFileRegion(_deprecatedPath: url.path) { whole in
                 isOpen = true
+                let endIndex = announcedLength.map { min(whole.endIndex, whole.readerIndex + Int($0)) } ?? whole.endIndex
                 var start = whole.readerIndex
-                while start < whole.endIndex {
-                    let end = min(start + regionSize, whole.endIndex)
+                while start < endIndex {
+                    let end = min(start + regionSize, endIndex)
+                    let size = try currentSize(of: whole.fileHandle)
+                    guard size >= end else {
+                        throw TransportError(
+                            .cannotDecodeRawData, "the body file \(url.path) shrank to \(size) bytes while it was sent")
+                    }
                     try await writeRegion(FileRegion(fileHandle: whole.fileHandle, readerIndex: start, endIndex: end))
                     start = end
                 }
             }
         } catch let error as IOError where !isOpen {
             throw TransportError(.cannotOpenFile, "cannot read the body file \(url.path)", underlyingError: error)
+        }
+    }
+
+    private static func currentSize(of handle: NIOFileHandle) throws -> Int {
+        try handle.withUnsafeFileDescriptor { descriptor in
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else { throw IOError(errnoCode: errno, reason: "fstat") }
+            return Int(status.st_size)
         }
     }
 

@@ -48,7 +48,11 @@ final class ActiveExchange: @unchecked Sendable {
     var bodyProducerStarted = false
     /// Completed when the channel becomes writable again, to resume a body writer.
     var writabilityPromise: EventLoopPromise<Void>?
+    /// Body bytes written to the socket (the metrics' and the upload progress's count).
     var requestBodyBytesSent: Int64 = 0
+    /// Body bytes handed to the channel, written or not: once any are, some may have reached the
+    /// server, so a request that is not idempotent may not go again.
+    var requestBodyBytesQueued: Int64 = 0
     var responseBodyBytes: Int64 = 0
     var expectedResponseLength: Int64?
     var wireBytesAtStart: Int64 = 0

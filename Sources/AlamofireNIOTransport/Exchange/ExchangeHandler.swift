@@ -242,34 +242,43 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             exchange.requestBodyBytesSent = Int64(buffer.readableBytes)
+            exchange.requestBodyBytesQueued = exchange.requestBodyBytesSent
             exchange.metrics.requestEnd = now
             exchange.request.onUploadProgress?(exchange.requestBodyBytesSent, exchange.requestBodyLength)
-        case .file(let url) where sendsFileRegions:
-            context.flush()
-            startBodyTask(exchange, context) { writer in try await FileBody.send(url, through: writer) }
         case .file(let url):
             context.flush()
-            startBodyTask(exchange, context) { writer in try await FileBody.stream(url, into: writer) }
+            let length = exchange.requestBodyLength
+            startBodyTask(exchange, context, sendsFileRegions: sendsFileRegions) { writer in
+                try await FileBody.send(url, announcedLength: length, through: writer)
+            }
         case .stream(_, let produce), .replayableStream(_, let produce):
             context.flush()
-            startBodyTask(exchange, context, produce)
+            startBodyTask(exchange, context, sendsFileRegions: false, produce)
         }
     }
 
+    /// Runs the body's producer off the event loop; its writer offers `sendfile` only where the
+    /// connection can take file regions.
     private func startBodyTask(
-        _ exchange: ActiveExchange, _ context: ChannelHandlerContext,
+        _ exchange: ActiveExchange, _ context: ChannelHandlerContext, sendsFileRegions: Bool,
         _ produce: @escaping @Sendable (TransportBodyWriter) async throws -> Void
     ) {
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
+        let writeRegion: (@Sendable (FileRegion) async throws -> Void)?
+        if sendsFileRegions {
+            writeRegion = { region in
+                try await eventLoop.flatSubmit { handler.value.writeFileRegion(region, for: target.value, on: eventLoop) }.get()
+            }
+        } else {
+            writeRegion = nil
+        }
         let writer = TransportBodyWriter(
             writeChunk: { chunk in
                 try await eventLoop.flatSubmit { handler.value.writeBodyChunk(chunk, for: target.value, on: eventLoop) }.get()
             },
-            writeRegion: { region in
-                try await eventLoop.flatSubmit { handler.value.writeFileRegion(region, for: target.value, on: eventLoop) }.get()
-            })
+            writeRegion: writeRegion)
         exchange.bodyProducerStarted = true
         exchange.bodyTask = Task {
             do {
@@ -289,6 +298,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
         target.lastActivity = context.eventLoop.now
         target.requestBodyBytesSent += Int64(chunk.readableBytes)
+        target.requestBodyBytesQueued = target.requestBodyBytesSent
         target.request.onUploadProgress?(target.requestBodyBytesSent, target.requestBodyLength)
         if context.channel.isWritable { return context.eventLoop.makeSucceededVoidFuture() }
         let promise = context.eventLoop.makePromise(of: Void.self)
@@ -305,6 +315,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let written = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
         target.lastActivity = context.eventLoop.now
+        target.requestBodyBytesQueued += Int64(region.readableBytes)
         let bound = NIOLoopBound(target, eventLoop: context.eventLoop)
         return written.futureResult.map {
             let target = bound.value
@@ -436,7 +447,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 closed = Self.map(lastError) ?? .connectionLost("the connection failed before the response")
             }
             if exchange.mayRetryOnFreshConnection && bodyReplayable
-                && (exchange.head.method.isIdempotent || exchange.requestBodyBytesSent == 0)
+                && (exchange.head.method.isIdempotent || exchange.requestBodyBytesQueued == 0)
             {
                 // On HTTP/2 the stream goes again on a new stream: a dead connection is closing and
                 // takes none, a live one serves it (asking for a fresh connection would wait for the
