@@ -171,20 +171,23 @@ import FoundationNetworking
             #expect(try await withTimeout { await refused.serializingData().response }.error?.isExplicitlyCancelledError == true)
 
             let streamed = AF.request(server.url("/bytes/2000"))
-            let responses = streamed.httpResponses()
-            let urlRequests = streamed.urlRequests()
-            let curls = streamed.cURLDescriptions()
-            let progress = streamed.downloadProgress()
-            let tasks = streamed.urlSessionTasks()
-            // The streams register when iterated: start them before the request is resumed.
-            async let statuses = responses.reduce(into: [Int]()) { $0.append($1.statusCode) }
-            async let paths = urlRequests.reduce(into: [String]()) { $0.append($1.url?.path ?? "") }
-            async let commands = curls.reduce(into: [String]()) { $0.append($1) }
-            async let fractions = progress.reduce(into: [Double]()) { $0.append($1.fractionCompleted) }
-            async let taskCount = tasks.reduce(0) { count, _ in count + 1 }
-            try await Task.sleep(for: .milliseconds(100))
-            _ = try await withTimeout { await streamed.serializingData().response }
-            let (gotStatuses, gotPaths, gotCommands, gotFractions, gotTasks) = await (statuses, paths, commands, fractions, taskCount)
+            // A stream's handler registers when its iterator is made: all before the request starts
+            // (with its serializer); each buffers what comes and ends once the request has finished.
+            let (gotStatuses, gotPaths, gotCommands, gotFractions, gotTasks) = try await withTimeout {
+                var responses = streamed.httpResponses().makeAsyncIterator()
+                var urlRequests = streamed.urlRequests().makeAsyncIterator()
+                var curls = streamed.cURLDescriptions().makeAsyncIterator()
+                var progress = streamed.downloadProgress().makeAsyncIterator()
+                var tasks = streamed.urlSessionTasks().makeAsyncIterator()
+                _ = await streamed.serializingData().response
+                var (statuses, paths, commands, fractions, taskCount) = ([Int](), [String](), [String](), [Double](), 0)
+                while let response = await responses.next() { statuses.append(response.statusCode) }
+                while let request = await urlRequests.next() { paths.append(request.url?.path ?? "") }
+                while let command = await curls.next() { commands.append(command) }
+                while let fraction = await progress.next() { fractions.append(fraction.fractionCompleted) }
+                while await tasks.next() != nil { taskCount += 1 }
+                return (statuses, paths, commands, fractions, taskCount)
+            }
             #expect(gotStatuses == [200])
             #expect(gotPaths == ["/bytes/2000"])
             #expect(gotCommands.count == 1 && gotCommands.first?.hasPrefix("$ curl -v") == true)

@@ -146,17 +146,68 @@ func withTimeout<T: Sendable>(seconds: Int = 30, _ body: @escaping @Sendable () 
 /// Returns once `request` has finished, serializers and clean-up included (a response handed over
 /// may come before its request's clean-up).
 func untilFinished(_ request: Request) async throws {
-    try await withTimeout { await withCheckedContinuation { continuation in request.onFinish { continuation.resume() } } }
+    let finished = OneTimeSignal()
+    request.onFinish { finished.fire() }
+    try await withTimeout { try await finished.wait() }
 }
 
-/// Returns once `request` has its task (at once if it has one): it is under way.
+/// Returns once `request` has its task (at once if it has one): it is under way. The request's
+/// task-creation handler becomes this wait's (Alamofire keeps one), so a test that sets its own
+/// waits otherwise.
 func untilTaskCreated(_ request: Request) async throws {
-    try await withTimeout {
-        await withCheckedContinuation { continuation in
-            // Resumed once: the handler stays for a retry's tasks too.
-            let waiting = Mutex<CheckedContinuation<Void, Never>?>(continuation)
-            request.onURLSessionTaskCreation(on: .global()) { _ in waiting.withLock { $0.take() }?.resume() }
+    let created = OneTimeSignal()
+    // The handler stays for a retry's tasks too: only the first one counts.
+    request.onURLSessionTaskCreation(on: .global()) { _ in created.fire() }
+    try await withTimeout { try await created.wait() }
+}
+
+/// Something that happens once, awaited by one task: `wait()` returns once `fire()` has been
+/// called (before or after), and throws `CancellationError` when its task is cancelled, so a
+/// `withTimeout` around it ends.
+final class OneTimeSignal: Sendable {
+    private enum State {
+        case idle
+        case waiting(CheckedContinuation<Void, any Error>)
+        case ended((any Error)?)
+    }
+
+    private let state = Mutex<State>(.idle)
+
+    /// Ends the wait (later calls do nothing).
+    func fire() { end(nil) }
+
+    func wait() async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ended: (any Error)?? = state.withLock { state in
+                    if case .ended(let error) = state { return .some(error) }
+                    state = .waiting(continuation)
+                    return .none
+                }
+                switch ended {
+                case .none: break
+                case .some(.none): continuation.resume()
+                case .some(.some(let error)): continuation.resume(throwing: error)
+                }
+            }
+        } onCancel: {
+            end(CancellationError())
         }
+    }
+
+    private func end(_ error: (any Error)?) {
+        let waiting: CheckedContinuation<Void, any Error>? = state.withLock { state in
+            switch state {
+            case .ended: return nil
+            case .idle:
+                state = .ended(error)
+                return nil
+            case .waiting(let continuation):
+                state = .ended(error)
+                return continuation
+            }
+        }
+        if let error { waiting?.resume(throwing: error) } else { waiting?.resume() }
     }
 }
 
