@@ -34,7 +34,7 @@ run --filter "AlamofireNIOLoadingTests|AlamofireNIOTransportTests"
 run --filter "AlamofireNIOTests" --skip MemorySoakTests
 run --skip "AlamofireNIOTests|AlamofireNIOLoadingTests|AlamofireNIOTransportTests"
 report_pattern="WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: ThreadSanitizer"
-crash_pattern="Fatal error:|CHECK failed|Exited with unexpected signal"
+crash_pattern="Fatal error:|CHECK failed|[Ee]xited with unexpected signal"
 reports=$(grep -cE "$report_pattern" "$log" || true)
 crashes=$(grep -cE "$crash_pattern" "$log" || true)
 if [ "$reports" -gt 0 ] || [ "$crashes" -gt 0 ]; then

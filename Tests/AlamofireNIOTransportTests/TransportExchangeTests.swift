@@ -104,8 +104,7 @@ import Testing
         try await HTTPBinServer.withServer { server async throws in
             var generator = SeededBytes(seed: 21)
             let bytes = generator.next(3 * 65536 + 17)
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
-            try Data(bytes).write(to: file)
+            let file = try Self.temporaryFile(Data(bytes))
             defer { try? FileManager.default.removeItem(at: file) }
             let fetched = try await makeTransport().fetch(server.url("/upload"), .PUT, body: .file(file))
             #expect(fetched.json["bytes"] as? Int == bytes.count)
@@ -113,14 +112,13 @@ import Testing
         }
     }
 
-    /// On a plain connection a file goes by `sendfile`, in 2 MiB slices, each reported when written
+    /// On a plain connection a file goes by `sendfile`, in 512 KiB slices, each reported when written
     /// (the buffered path, over TLS, reports every 512 KiB read).
     @Test func aFileOverAPlainConnectionGoesInSlicesBySendfile() async throws {
         try await HTTPBinServer.withServer { server async throws in
             var generator = SeededBytes(seed: 22)
             let bytes = generator.next(5 * 1024 * 1024 + 17)
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
-            try Data(bytes).write(to: file)
+            let file = try Self.temporaryFile(Data(bytes))
             defer { try? FileManager.default.removeItem(at: file) }
             let progress = NIOLockedValueBox<[Int64]>([])
             var request = TransportRequest(method: .PUT, url: server.url("/upload"), body: .file(file))
@@ -140,8 +138,7 @@ import Testing
     /// `sendfile` is closed once its connection is (no descriptor is left open).
     @Test func aFileCutShortByAnEarlyAnswerIsClosed() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
-            try Data(count: 32 << 20).write(to: file)
+            let file = try Self.temporaryFile(Data(count: 32 << 20))
             defer { try? FileManager.default.removeItem(at: file) }
             let transport = makeTransport()
             let fetched = try await transport.fetch(server.url("/status/201"), .PUT, body: .file(file))
@@ -162,7 +159,7 @@ import Testing
     /// back to show it, as loopback's socket buffers take a whole slice at once.)
     @Test func aPutWhoseFileWasPartlySentIsRetried() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let file = try Self.temporaryFile(bytes: 4 << 20)
+            let file = try Self.temporaryFile(Data(count: 4 << 20))
             defer { try? FileManager.default.removeItem(at: file) }
             let url = server.faultURL("/close-mid-body/\(UUID().uuidString)")
             let transport = makeTransport()
@@ -177,7 +174,7 @@ import Testing
     /// (`sendfile` past the end writes nothing, and NIO would retry it until the idle timeout).
     @Test func aFileThatShrinksWhileSentFailsTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let file = try Self.temporaryFile(bytes: 4 << 20)
+            let file = try Self.temporaryFile(Data(count: 4 << 20))
             defer { try? FileManager.default.removeItem(at: file) }
             var request = TransportRequest(method: .PUT, url: server.url("/upload"), body: .file(file))
             request.onUploadProgress = { sent, _ in
@@ -192,9 +189,10 @@ import Testing
         }
     }
 
-    private static func temporaryFile(bytes: Int) throws -> URL {
+    /// A new file in the temporary directory holding `contents` (the test removes it).
+    private static func temporaryFile(_ contents: Data) throws -> URL {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
-        try Data(count: bytes).write(to: file)
+        try contents.write(to: file)
         return file
     }
 

@@ -15,7 +15,8 @@ import Synchronization
 /// - `/fail-once/TOKEN`: closes unanswered the first time a token is asked for, answers `ok` after (a
 ///   retry's test; tokens are remembered for the process's life, so each test uses a new one).
 /// - `/close-mid-body/TOKEN`: the first time, closes as soon as a byte of the request's body arrives
-///   (the rest unread, so the client meets a reset); after that answers `ok` and closes.
+///   (the rest unread, so the client meets a reset; a request without a body is never answered);
+///   after that answers `ok` and closes.
 /// - anything else: `ok`, with keep-alive.
 enum FaultServer {
     /// The `/fail-once/` paths already failed.

@@ -33,7 +33,7 @@ enum FileBody {
     ///
     /// No more than the announced length goes (more would corrupt the connection), and the file's
     /// size is checked before each slice: `sendfile` past a file's end writes nothing, and NIO would
-    /// try it again at once for as long as the connection lives.
+    /// try it again at once until the idle timeout (which still bounds a file cut short during a slice).
     static func send(_ url: URL, announcedLength: Int64?, through writer: TransportBodyWriter) async throws {
         guard let writeRegion = writer.writeRegion else { return try await stream(url, into: writer) }
         let fileIO = NonBlockingFileIO(threadPool: .singleton)
@@ -63,7 +63,10 @@ enum FileBody {
     private static func currentSize(of handle: NIOFileHandle) throws -> Int {
         try handle.withUnsafeFileDescriptor { descriptor in
             var status = stat()
-            guard fstat(descriptor, &status) == 0 else { throw IOError(errnoCode: errno, reason: "fstat") }
+            guard fstat(descriptor, &status) == 0 else {
+                throw TransportError(
+                    .cannotOpenFile, "cannot read the body file's size", underlyingError: IOError(errnoCode: errno, reason: "fstat"))
+            }
             return Int(status.st_size)
         }
     }

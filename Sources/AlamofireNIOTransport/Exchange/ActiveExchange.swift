@@ -48,7 +48,8 @@ final class ActiveExchange: @unchecked Sendable {
     var bodyProducerStarted = false
     /// Completed when the channel becomes writable again, to resume a body writer.
     var writabilityPromise: EventLoopPromise<Void>?
-    /// Body bytes written to the socket (the metrics' and the upload progress's count).
+    /// Body bytes sent (the metrics' and the upload progress's count): a buffer's once handed to the
+    /// channel, a file slice's once written to the socket.
     var requestBodyBytesSent: Int64 = 0
     /// Body bytes handed to the channel, written or not: once any are, some may have reached the
     /// server, so a request that is not idempotent may not go again.

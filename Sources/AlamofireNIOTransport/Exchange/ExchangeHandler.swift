@@ -239,10 +239,11 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             exchange.metrics.requestEnd = now
         case .bytes(let buffer):
+            // Counted before the write: a write that fails closes the channel before it returns.
+            exchange.requestBodyBytesQueued = Int64(buffer.readableBytes)
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             exchange.requestBodyBytesSent = Int64(buffer.readableBytes)
-            exchange.requestBodyBytesQueued = exchange.requestBodyBytesSent
             exchange.metrics.requestEnd = now
             exchange.request.onUploadProgress?(exchange.requestBodyBytesSent, exchange.requestBodyLength)
         case .file(let url):
@@ -295,10 +296,10 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let context, exchange === target, stateMachine.exchange?.isSendingBody == true else {
             return eventLoop.makeFailedFuture(TransportError.cancelled)
         }
+        target.requestBodyBytesQueued += Int64(chunk.readableBytes)
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
         target.lastActivity = context.eventLoop.now
         target.requestBodyBytesSent += Int64(chunk.readableBytes)
-        target.requestBodyBytesQueued = target.requestBodyBytesSent
         target.request.onUploadProgress?(target.requestBodyBytesSent, target.requestBodyLength)
         if context.channel.isWritable { return context.eventLoop.makeSucceededVoidFuture() }
         let promise = context.eventLoop.makePromise(of: Void.self)
@@ -313,9 +314,9 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return eventLoop.makeFailedFuture(TransportError.cancelled)
         }
         let written = context.eventLoop.makePromise(of: Void.self)
+        target.requestBodyBytesQueued += Int64(region.readableBytes)
         context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
         target.lastActivity = context.eventLoop.now
-        target.requestBodyBytesQueued += Int64(region.readableBytes)
         let bound = NIOLoopBound(target, eventLoop: context.eventLoop)
         return written.futureResult.map {
             let target = bound.value

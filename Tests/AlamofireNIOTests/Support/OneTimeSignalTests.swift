@@ -9,13 +9,6 @@ import Testing
         try await withTimeout(seconds: 5) { try await signal.wait() }
     }
 
-    @Test func aSignalFiredDuringItsWaitEndsIt() async throws {
-        let signal = OneTimeSignal()
-        async let waited: Void = withTimeout(seconds: 5) { try await signal.wait() }
-        signal.fire()
-        try await waited
-    }
-
     @Test func aWaitNeverEndedTimesOut() async {
         await #expect(throws: TimedOut.self) {
             try await withTimeout(seconds: 1) { try await OneTimeSignal().wait() }

@@ -181,6 +181,7 @@ final class OneTimeSignal: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let ended: (any Error)?? = state.withLock { state in
                     if case .ended(let error) = state { return .some(error) }
+                    if case .waiting = state { preconditionFailure("a OneTimeSignal has one waiter") }
                     state = .waiting(continuation)
                     return .none
                 }
