@@ -51,9 +51,9 @@ final class ActiveExchange: @unchecked Sendable {
     /// Body bytes sent (the metrics' and the upload progress's count): a buffer's once handed to the
     /// channel, a file slice's once written to the socket.
     var requestBodyBytesSent: Int64 = 0
-    /// Body bytes handed to the channel, written or not: once any are, some may have reached the
-    /// server, so a request that is not idempotent may not go again.
-    var requestBodyBytesQueued: Int64 = 0
+    /// Whether a body byte was handed to the channel, written or not: then some may have reached
+    /// the server, so a request that is not idempotent may not go again.
+    var requestBodyHandedOn = false
     var responseBodyBytes: Int64 = 0
     var expectedResponseLength: Int64?
     var wireBytesAtStart: Int64 = 0

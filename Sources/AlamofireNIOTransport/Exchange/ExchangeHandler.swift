@@ -240,7 +240,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             exchange.metrics.requestEnd = now
         case .bytes(let buffer):
             // Counted before the write: a write that fails closes the channel before it returns.
-            exchange.requestBodyBytesQueued = Int64(buffer.readableBytes)
+            exchange.requestBodyHandedOn = buffer.readableBytes > 0
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             exchange.requestBodyBytesSent = Int64(buffer.readableBytes)
@@ -296,7 +296,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let context, exchange === target, stateMachine.exchange?.isSendingBody == true else {
             return eventLoop.makeFailedFuture(TransportError.cancelled)
         }
-        target.requestBodyBytesQueued += Int64(chunk.readableBytes)
+        target.requestBodyHandedOn = true
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
         target.lastActivity = context.eventLoop.now
         target.requestBodyBytesSent += Int64(chunk.readableBytes)
@@ -314,7 +314,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return eventLoop.makeFailedFuture(TransportError.cancelled)
         }
         let written = context.eventLoop.makePromise(of: Void.self)
-        target.requestBodyBytesQueued += Int64(region.readableBytes)
+        target.requestBodyHandedOn = true
         context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
         target.lastActivity = context.eventLoop.now
         let bound = NIOLoopBound(target, eventLoop: context.eventLoop)
@@ -448,7 +448,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 closed = Self.map(lastError) ?? .connectionLost("the connection failed before the response")
             }
             if exchange.mayRetryOnFreshConnection && bodyReplayable
-                && (exchange.head.method.isIdempotent || exchange.requestBodyBytesQueued == 0)
+                && (exchange.head.method.isIdempotent || !exchange.requestBodyHandedOn)
             {
                 // On HTTP/2 the stream goes again on a new stream: a dead connection is closing and
                 // takes none, a live one serves it (asking for a fresh connection would wait for the
