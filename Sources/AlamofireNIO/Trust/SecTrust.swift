@@ -104,13 +104,17 @@ public final class SecTrust: Sendable, CustomStringConvertible {
 }
 
 /// Runs async checks (swift-certificates' verifier is async) for the synchronous evaluation API,
-/// blocking the calling thread. Evaluators run on a thread pool of their own, so the blocked thread is never
-/// one the checks themselves need.
+/// blocking the calling thread until they end.
+///
+/// The checks run on ``TrustCheckExecutor``, not in the Swift concurrency pool: an evaluator may be
+/// called from the pool itself (a test, or a user's task calling `trust.af.evaluate()`), and the pool
+/// has one thread per core. Had the checks needed a pool thread, as many blocked callers as cores
+/// would leave none to run them, stalling every task in the process until Dispatch added a thread.
 enum BlockingEvaluation {
     static func run<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Value, any Error>?>(nil)
-        Task.detached {
+        Task.detached(executorPreference: TrustCheckExecutor.shared) {
             let result: Result<Value, any Error>
             do {
                 result = .success(try await body())
@@ -122,6 +126,36 @@ enum BlockingEvaluation {
         }
         done.wait()
         return try outcome.withLock { $0! }.get()
+    }
+}
+
+/// The executor the trust checks' tasks prefer: serial Dispatch queues, one per core, taking jobs in
+/// turn. A serial queue gets a thread of its own when it has work, whatever else is busy (a
+/// concurrent queue shares the workers of Dispatch's global queues, which Linux's concurrency pool
+/// also uses, and waits about a second for another when they are blocked), so a check always runs
+/// while its callers block.
+final class TrustCheckExecutor: TaskExecutor {
+    static let shared = TrustCheckExecutor()
+
+    private static let marker = DispatchSpecificKey<Bool>()
+    private let queues: [DispatchQueue]
+    private let next = Atomic<UInt>(0)
+
+    private init() {
+        queues = (0..<max(2, ProcessInfo.processInfo.activeProcessorCount)).map { index in
+            let queue = DispatchQueue(label: "org.alamofire.nio.trust-checks.\(index)")
+            queue.setSpecific(key: Self.marker, value: true)
+            return queue
+        }
+    }
+
+    /// Whether the calling code runs on one of this executor's queues.
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: marker) ?? false }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let turn = Int(next.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(queues.count))
+        queues[turn].async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
 
