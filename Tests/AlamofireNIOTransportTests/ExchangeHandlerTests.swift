@@ -91,7 +91,7 @@ import Testing
 
         func start(
             _ request: TransportRequest = TransportRequest(url: URL(string: "http://127.0.0.1/x")!), collectingUpTo limit: Int? = nil,
-            tracker: ExchangeTracker? = nil, requestBodyLength: Int64 = 0
+            tracker: ExchangeTracker? = nil, requestBodyLength: Int64? = 0
         ) async throws -> Started {
             let head = HTTPRequestHead(version: .http1_1, method: request.method, uri: "/x", headers: ["Host": "127.0.0.1"])
             let started: Started
@@ -244,7 +244,7 @@ import Testing
             }
         }
         fixture.channel.isWritable = false
-        let started = try await fixture.start(request)
+        let started = try await fixture.start(request, requestBodyLength: nil)
         // The writer's first chunk leaves it waiting for writability, which never returns.
         try await Self.waitFor {
             if case .body = try await fixture.channel.readOutbound(as: HTTPClientRequestPart.self) { return true }

@@ -231,6 +231,20 @@ import Testing
         }
     }
 
+    @Test func streamLongerThanAnnouncedFailsBeforeTheExtraBytesAreSent() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let body = TransportRequest.Body.stream(length: 5) { writer in
+                try await writer.write(ByteBuffer(string: "12345GET /get HTTP/1.1\r\nHost: x\r\n\r\n"))
+            }
+            let error = await transportError { try await makeTransport().fetch(server.url("/upload"), .POST, body: body) }
+            #expect(error?.code == .cannotDecodeRawData)
+            #expect(error?.message == "the request body had more than the 5 bytes announced")
+            await server.waitUntil { $0.openConnections == 0 }
+            // The smuggled request never reached the server.
+            #expect(server.statistics.totalRequests <= 1)
+        }
+    }
+
     @Test func bodyStreamsWithBackPressureAndDownloadProgress() async throws {
         try await HTTPBinServer.withServer { server async throws in
             var request = TransportRequest(url: server.url("/bytes/1000000?seed=8"))

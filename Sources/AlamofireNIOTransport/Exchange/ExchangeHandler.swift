@@ -296,6 +296,11 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let context, exchange === target, stateMachine.exchange?.isSendingBody == true else {
             return eventLoop.makeFailedFuture(TransportError.cancelled)
         }
+        // A byte past the announced length would reach the server as the start of another request.
+        if let expected = target.requestBodyLength, target.requestBodyBytesSent + Int64(chunk.readableBytes) > expected {
+            return eventLoop.makeFailedFuture(
+                TransportError(.cannotDecodeRawData, "the request body had more than the \(expected) bytes announced"))
+        }
         target.requestBodyHandedOn = true
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
         target.lastActivity = context.eventLoop.now
