@@ -150,7 +150,8 @@ import FoundationNetworking
 
     @Test func repeatedResponseFieldsStayApartAndInOrder() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let transport = AlamofireTransport(session: Session())
+            // An ephemeral cookie store: the shared one would send the cookie with other tests' requests.
+            let transport = AlamofireTransport(session: Session(configuration: URLSessionConfiguration.af.ephemeral))
             let request = HTTPRequest(
                 method: .get, scheme: nil, authority: nil, path: "/response-headers?X-Echo=b&X-Echo=a&Set-Cookie=k%3D1")
             let (response, body) = try await transport.send(request, body: nil, baseURL: server.url("/"), operationID: "headers")
