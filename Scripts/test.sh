@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tests, every trait on (so the integrations are tested too), in one test process with at most
-# 16 test functions running at once.
+# 16 test functions running at once (SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH, read by Swift
+# 6.3's swift-testing).
 #
 # swift-testing otherwise starts all of them at once (about 950). On a 2-core machine they then
 # share the cores for the first half minute, each slowed by the others: a server takes seconds to

@@ -1,4 +1,5 @@
 import AlamofireNIOTransport
+import Crypto
 import Foundation
 import HTTPBinServer
 import NIOCore
@@ -33,6 +34,32 @@ import Testing
             #expect(second.metrics.isReusedConnection)
             #expect(second.metrics.connectStart == nil)
             #expect(server.statistics.acceptedConnections == 1)
+        }
+    }
+
+    /// Over TLS a file body is read into buffers; a file that grows while it is sent still sends
+    /// only the length announced in its head, as `sendfile` does on a plain connection.
+    @Test func aFileThatGrowsWhileSentSendsWhatWasAnnounced() async throws {
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            let transport = try transport(for: server)
+            defer { transport.shutdown() }
+            let bytes = Data((0..<(3 << 19)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString)")
+            try bytes.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            var request = TransportRequest(method: .PUT, url: try #require(server.tlsURL(.valid, "/upload")), body: .file(file))
+            request.onUploadProgress = { sent, _ in
+                // After the first 512 KiB read: the file grows by as much again.
+                guard sent == 1 << 19, let handle = try? FileHandle(forWritingTo: file) else { return }
+                handle.seekToEndOfFile()
+                handle.write(Data(repeating: 0xEE, count: 1 << 19))
+                try? handle.close()
+            }
+            let fetched = try await transport.fetch(request)
+            #expect(fetched.status == 200)
+            #expect(fetched.metrics.networkProtocolName == "h2")
+            #expect(fetched.json["bytes"] as? Int == bytes.count)
+            #expect(fetched.json["sha256"] as? String == SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
         }
     }
 

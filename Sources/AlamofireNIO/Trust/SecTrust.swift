@@ -112,6 +112,8 @@ public final class SecTrust: Sendable, CustomStringConvertible {
 /// would leave none to run them, stalling every task in the process until Dispatch added a thread.
 enum BlockingEvaluation {
     static func run<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
+        // Blocking one of the checks' own queues could leave a job of `body` behind it forever.
+        precondition(!TrustCheckExecutor.isCurrent, "a trust evaluation cannot run inside another's checks")
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Value, any Error>?>(nil)
         Task.detached(executorPreference: TrustCheckExecutor.shared) {

@@ -8,8 +8,8 @@ import NIOPosix
 /// as URLSession's default handling does.
 enum ServerTrustBridge {
     /// Evaluators may block (Security's API is synchronous, and `SecTrust` waits for swift-certificates'
-    /// async verifier); they run on threads of their own, never on an event loop, in the concurrency
-    /// pool or on Dispatch's workers, which the verifier's tasks need.
+    /// async verifier, which runs on `TrustCheckExecutor`); they run on threads of their own, never on
+    /// an event loop, in the concurrency pool or on Dispatch's workers, which other work needs.
     private static let evaluationPool: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
         pool.start()

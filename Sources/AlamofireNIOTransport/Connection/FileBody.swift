@@ -35,7 +35,7 @@ enum FileBody {
     /// size is checked before each slice: `sendfile` past a file's end writes nothing, and NIO would
     /// try it again at once until the idle timeout (which still bounds a file cut short during a slice).
     static func send(_ url: URL, announcedLength: Int64?, through writer: TransportBodyWriter) async throws {
-        guard let writeRegion = writer.writeRegion else { return try await stream(url, into: writer) }
+        guard let writeRegion = writer.writeRegion else { return try await stream(url, announcedLength: announcedLength, into: writer) }
         let fileIO = NonBlockingFileIO(threadPool: .singleton)
         // Set once the file is open: an error after that is the connection's, not the file's.
         var isOpen = false
@@ -71,11 +71,17 @@ enum FileBody {
         }
     }
 
-    static func stream(_ url: URL, into writer: TransportBodyWriter) async throws {
+    /// Reads the file into buffers and writes them, stopping at the announced length (a file that
+    /// grew meanwhile sends what was announced, as `sendfile` does).
+    static func stream(_ url: URL, announcedLength: Int64?, into writer: TransportBodyWriter) async throws {
         do {
             try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(url.path)) { handle in
+                var remaining = announcedLength ?? .max
                 for try await chunk in handle.readChunks(chunkLength: .bytes(Int64(chunkSize))) {
-                    try await writer.write(chunk)
+                    let length = Int(min(Int64(chunk.readableBytes), remaining))
+                    remaining -= Int64(length)
+                    try await writer.write(chunk.getSlice(at: chunk.readerIndex, length: length) ?? chunk)
+                    if remaining == 0 { break }
                 }
             }
         } catch let error as FileSystemError {

@@ -297,9 +297,12 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return eventLoop.makeFailedFuture(TransportError.cancelled)
         }
         // A byte past the announced length would reach the server as the start of another request.
+        // The exchange fails too, so a producer that catches the error cannot go on to a wrong body.
         if let expected = target.requestBodyLength, target.requestBodyBytesSent + Int64(chunk.readableBytes) > expected {
-            return eventLoop.makeFailedFuture(
-                TransportError(.cannotDecodeRawData, "the request body had more than the \(expected) bytes announced"))
+            let error = TransportError(.cannotDecodeRawData, "the request body had more than the \(expected) bytes announced")
+            lastError = error
+            perform(stateMachine.errorCaught(), context)
+            return eventLoop.makeFailedFuture(error)
         }
         target.requestBodyHandedOn = true
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
