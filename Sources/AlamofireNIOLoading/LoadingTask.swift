@@ -107,22 +107,12 @@ package final class LoadingTask: Sendable {
         /// Whether the response is not offered to the cache: it came from there (stored, or
         /// confirmed by a 304), or from a URL protocol.
         var isExemptFromCache = false
-        var isSuspended = false
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64 = 0
         var bytesReceived: Int64 = 0
         var bytesExpectedToReceive: Int64 = -1
-        /// The part of a download the next exchange asks for, from a resumption (nil once answered).
-        var resumption: DownloadResumption?
-        /// The name the partial file had in the resume data this task continues, before the task took it: an error
-        /// answer to the range gives it back.
-        var resumedFileName: URL?
-        /// Whether the delegate still has to hear where a resumed download continues.
-        var reportsResumeOffset = false
-        /// The file a download is writing, until it is handed to the delegate.
-        var downloadFile: URL?
-        /// What resume data for that file would say (its offset is the file's size when it is made).
-        var resumable: DownloadResumption?
+        /// Which file the download writes and owns, and what resume data for it would say.
+        var download = DownloadFileState()
         /// Hears the resumption a cancel produced.
         var resumeDataHandler: (@Sendable (DownloadResumption?) -> Void)?
         /// The open WebSocket, from the handshake until the task completes.
@@ -136,7 +126,7 @@ package final class LoadingTask: Sendable {
                 case .completed: .completed
                 case _ where machine.isCancelled: .canceling
                 case .initialized: .suspended
-                default: isSuspended ? .suspended : .running
+                default: machine.isSuspended ? .suspended : .running
                 }
             return Snapshot(
                 status: status, currentRequest: currentRequest, receivedResponse: response, error: error, countOfBytesSent: bytesSent,
@@ -178,13 +168,7 @@ package final class LoadingTask: Sendable {
         self.destination = destination
         self.delegate = delegate
         var state = State(currentRequest: request, body: body)
-        if let resumption, case .file = destination {
-            state.resumption = resumption
-            state.resumable = resumption
-            // The user's file becomes the task's once it takes it (`continueDownload`); another is the task's to remove.
-            state.downloadFile = resumption.isHeldByUser ? nil : resumption.file
-            state.reportsResumeOffset = true
-        }
+        if let resumption, case .file = destination { state.download = DownloadFileState(continuing: resumption) }
         self.state = Mutex(state)
     }
 
@@ -196,19 +180,13 @@ package final class LoadingTask: Sendable {
 
     /// Starts the task, or lets a suspended one go on.
     package func resume() {
-        perform(
-            state.withLock { state in
-                state.isSuspended = false
-                return state.machine.resume()
-            })
+        perform(state.withLock { $0.machine.resume() })
     }
 
     /// Marks the task suspended: one not started yet waits for ``resume()``. A transfer under way
     /// goes on (the transport has no pause), as a suspended URLSession task's buffered bytes do.
     package func suspend() {
-        state.withLock { state in
-            if state.machine.state != .completed { state.isSuspended = true }
-        }
+        state.withLock { $0.machine.suspend() }
     }
 
     /// Stops the task wherever it is; it completes with `.cancelled` (once).
@@ -294,7 +272,7 @@ package final class LoadingTask: Sendable {
             let generation = state.work.start()
             return (
                 state.currentRequest, state.body, generation, authorization,
-                hop == 0 ? state.revalidating?.validators ?? [] : [], state.resumption
+                hop == 0 ? state.revalidating?.validators ?? [] : [], state.download.resumption
             )
         }
         guard let url = request.url else {

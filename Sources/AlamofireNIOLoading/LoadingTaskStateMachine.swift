@@ -90,13 +90,22 @@ package struct LoadingTaskStateMachine: Sendable {
     package private(set) var redirects = 0
     /// Challenges answered so far.
     package private(set) var challengesAnswered = 0
+    /// Whether the task is marked suspended: one not started waits for ``resume()``; a transfer
+    /// under way goes on (the transport has no pause), as a suspended URLSession task's does.
+    package private(set) var isSuspended = false
 
     package init() {}
 
     package mutating func resume() -> Action {
+        isSuspended = false
         guard state == .initialized else { return .none }
         state = .lookingUpCache
         return .lookUpCache
+    }
+
+    /// Marks the task suspended, unless it has completed.
+    package mutating func suspend() {
+        if state != .completed { isSuspended = true }
     }
 
     /// The cache had nothing to serve.

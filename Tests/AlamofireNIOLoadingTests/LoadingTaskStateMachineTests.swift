@@ -35,6 +35,17 @@ import Testing
         .awaitingChallenge(hop: 0), .awaitingDisposition(hop: 0), .receivingBody(hop: 0), .completed,
     ]
 
+    @Test func suspendingMarksEveryStateButCompletedAndResumingClearsTheMark() {
+        for state in Self.allStates {
+            var machine = Self.machine(in: state)
+            machine.suspend()
+            #expect(machine.isSuspended == (state != .completed), "\(state)")
+            // A suspended task not started yet starts when resumed; a started one just goes on.
+            #expect(machine.resume() == (state == .initialized ? .lookUpCache : .none), "\(state)")
+            #expect(!machine.isSuspended, "\(state)")
+        }
+    }
+
     @Test func aPlainLoadGoesThroughEveryStepOnce() {
         var machine = Machine()
         #expect(machine.resume() == .lookUpCache)
