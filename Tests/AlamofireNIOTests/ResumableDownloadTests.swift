@@ -76,7 +76,9 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
         try await HTTPBinServer.withServer { server async throws in
             let monitor = RecordingMonitor()
             try await withScopedSession(monitors: [monitor]) { session, fileManager in
-                let url = server.url("/range/100000?chunk_size=1000&duration=2")
+                // Paced over 4 s, so the 80,000th byte's progress, delivered late under load, still
+                // comes 0.8 s before the body ends (a cancel after the end produces no resume data).
+                let url = server.url("/range/100000?chunk_size=1000&duration=4")
                 let (cancelled, resumeData) = try await cancelledDownload(session, url, after: offset)
                 let response = await cancelled.serializingData().response
                 try await untilFinished(cancelled)

@@ -443,19 +443,19 @@ import FoundationNetworking
     }
 
     @Test func cancellingWhileTheTLSHandshakeHangsEndsAtOnce() async throws {
-        try await HTTPBinServer.withServer { server async throws in
-            let session = keepAlive(Session())
-            let log = EventLog()
-            var components = URLComponents(url: server.faultURL("/hang"), resolvingAgainstBaseURL: false)!
-            components.scheme = "wss"
-            let request = session.webSocketRequest(to: components.url!).streamMessageEvents(on: queue, handler: log.record)
-            try await Task.sleep(for: .milliseconds(100))
-            request.cancel()
-            // The connect timeout is a minute: completing within the wait means the cancel ended it.
-            try await log.waitForCompletion(seconds: 20)
-            #expect(log.all == ["completed"])
-            #expect(log.completed?.error?.isExplicitlyCancelledError == true)
-        }
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let session = keepAlive(Session())
+        let log = EventLog()
+        let request = session.webSocketRequest(to: URL(string: "wss://127.0.0.1:\(listener.port)/hang")!)
+            .streamMessageEvents(on: queue, handler: log.record)
+        // Connected: the client has sent, or is sending, its ClientHello, which is never answered.
+        try await withTimeout(seconds: 10) { await listener.accepted.first { _ in true } }
+        request.cancel()
+        // The connect timeout is a minute: completing within the wait means the cancel ended it.
+        try await log.waitForCompletion(seconds: 20)
+        #expect(log.all == ["completed"])
+        #expect(log.completed?.error?.isExplicitlyCancelledError == true)
     }
 
     @Test func closingBeforeTheConnectionOpensFinishesWithoutAnError() async throws {

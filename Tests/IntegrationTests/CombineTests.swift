@@ -23,7 +23,7 @@ import Combine
         }
 
         var combineIdentifier: CombineIdentifier { CombineIdentifier(self) }
-        let received = Mutex(Received())
+        let received = Watched(Received())
         let subscription = Mutex<(any Subscription)?>(nil)
         let initialDemand: Subscribers.Demand
 
@@ -37,21 +37,21 @@ import Combine
         }
 
         func receive(_ input: Input) -> Subscribers.Demand {
-            received.withLock { $0.values.append(input) }
+            received.change { $0.values.append(input) }
             return .none
         }
 
         func receive(completion: Subscribers.Completion<Failure>) {
-            received.withLock { $0.completion = completion }
+            received.change { $0.completion = completion }
         }
 
-        var values: [Input] { received.withLock { $0.values } }
-        var isComplete: Bool { received.withLock { $0.completion != nil } }
+        var values: [Input] { received.value.values }
+        var isComplete: Bool { received.value.completion != nil }
 
         /// Waits for the completion, for at most 10 s.
         func completion() async throws -> Subscribers.Completion<Failure>? {
-            _ = try await waitUntil { isComplete }
-            return received.withLock { $0.completion }
+            _ = await received.waitUntil { $0.completion != nil }
+            return received.value.completion
         }
     }
 
@@ -146,7 +146,7 @@ import Combine
             let recorder = Recorder<DataStreamRequest.Stream<String, AFError>, Never>(initialDemand: .max(1))
             request.publishString(queue: .global()).subscribe(recorder)
             #expect(try await waitUntil { request.isFinished })
-            #expect(try await waitUntil { recorder.values.count == 1 })
+            #expect(await recorder.received.waitUntil { $0.values.count == 1 })
             // The rest waited for demand.
             #expect(recorder.values.count == 1)
             #expect(!recorder.isComplete)

@@ -16,9 +16,9 @@ import Testing
             let request = session.request(server.url("/status/201"), parameters: ["q": "secret"])
             _ = await request.serializingData(emptyResponseCodes: [201]).response
             // The request ends once its serializers have run, which may come after the response.
-            #expect(try await waitUntil { capture.entries.withLock { $0.count } == 1 })
+            #expect(await capture.entries.waitUntil { $0.count == 1 })
             await drain(monitor.queue)
-            let entries = capture.entries.withLock { $0 }
+            let entries = capture.entries.value
             #expect(entries.count == 1)
             let entry = try #require(entries.first)
             let url = "http://127.0.0.1:\(server.port)/status/201?q=REDACTED"
@@ -41,8 +41,8 @@ import Testing
             let session = Session()
             let request = session.request(server.url("/get")).eventMonitor(monitor)
             _ = await request.serializingData().response
-            #expect(try await waitUntil { capture.entries.withLock { $0.count } == 1 })
-            #expect(capture.entries.withLock { $0.first?.metadata["request.id"] } == "\(request.id)")
+            #expect(await capture.entries.waitUntil { $0.count == 1 })
+            #expect(capture.entries.value.first?.metadata["request.id"] == "\(request.id)")
         }
     }
 
@@ -51,8 +51,8 @@ import Testing
         let monitor = LoggingEventMonitor(logger: capture.logger("test"), level: .info)
         let session = Session(eventMonitors: [monitor])
         _ = await session.request("http://127.0.0.1:1/").serializingData().response
-        #expect(try await waitUntil { capture.entries.withLock { $0.count } == 1 })
-        let entry = try #require(capture.entries.withLock { $0 }.first)
+        #expect(await capture.entries.waitUntil { $0.count == 1 })
+        let entry = try #require(capture.entries.value.first)
         #expect(entry.level == .info)
         #expect(entry.metadata["error.type"] == "URLError.-1004")
         #expect(entry.message.contains(" failed: "))
@@ -63,6 +63,6 @@ import Testing
         let silentSession = Session(eventMonitors: [silent])
         _ = await silentSession.request("http://127.0.0.1:1/").serializingData().response
         await drain(silent.queue)
-        #expect(capture.entries.withLock { $0 }.count == 1)
+        #expect(capture.entries.value.count == 1)
     }
 }

@@ -9,7 +9,79 @@ func drain(_ queue: DispatchQueue) async {
     await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
 }
 
-/// Waits until `condition` holds, checking every 10 ms, for at most `seconds`.
+/// State a test waits on: each change is checked against the waiting conditions, so a wait ends at
+/// the change that meets it rather than at the next poll.
+final class Watched<State: Sendable>: Sendable {
+    private struct Waiter {
+        let condition: @Sendable (State) -> Bool
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct Storage {
+        var state: State
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    private let storage: Mutex<Storage>
+
+    init(_ state: State) {
+        storage = Mutex(Storage(state: state))
+    }
+
+    /// The state now.
+    var value: State { storage.withLock { $0.state } }
+
+    /// Changes the state, then resumes the waits it satisfies (after the lock is released).
+    func change(_ body: (inout State) -> Void) {
+        let met = storage.withLock { storage -> [CheckedContinuation<Bool, Never>] in
+            body(&storage.state)
+            let state = storage.state
+            let ready = storage.waiters.filter { $0.value.condition(state) }
+            for id in ready.keys { storage.waiters[id] = nil }
+            return ready.values.map(\.continuation)
+        }
+        for continuation in met { continuation.resume(returning: true) }
+    }
+
+    /// Waits until `condition` holds, for at most `seconds`; false when it did not in time (or the
+    /// waiting task was cancelled).
+    func waitUntil(seconds: Double = 10, _ condition: @escaping @Sendable (State) -> Bool) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.wait(for: condition) }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private func wait(for condition: @escaping @Sendable (State) -> Bool) async -> Bool {
+        let id = storage.withLock { storage in
+            defer { storage.nextWaiter += 1 }
+            return storage.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let holds = storage.withLock { storage -> Bool? in
+                    if condition(storage.state) { return true }
+                    if Task.isCancelled { return false }
+                    storage.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                    return nil
+                }
+                if let holds { continuation.resume(returning: holds) }
+            }
+        } onCancel: {
+            storage.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
+        }
+    }
+}
+
+/// Waits until `condition` holds, checking every 10 ms, for at most `seconds`: for state with no
+/// change to wait on (a weak reference's release, the tracing and metrics libraries' test doubles).
 func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while !condition() {
@@ -27,7 +99,7 @@ final class LogCapture: Sendable {
         let metadata: Logger.Metadata
     }
 
-    let entries = Mutex<[Entry]>([])
+    let entries = Watched<[Entry]>([])
 
     func logger(_ label: String) -> Logger {
         var logger = Logger(label: label) { _ in Handler(capture: self) }
@@ -37,7 +109,7 @@ final class LogCapture: Sendable {
 
     /// The lines that carry `request`'s id.
     func lines(of request: Request) -> [Entry] {
-        entries.withLock { $0.filter { $0.metadata["request.id"] == "\(request.id)" } }
+        entries.value.filter { $0.metadata["request.id"] == "\(request.id)" }
     }
 
     struct Handler: LogHandler {
@@ -52,7 +124,7 @@ final class LogCapture: Sendable {
 
         func log(event: LogEvent) {
             let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-            capture.entries.withLock { $0.append(Entry(level: event.level, message: "\(event.message)", metadata: merged)) }
+            capture.entries.change { $0.append(Entry(level: event.level, message: "\(event.message)", metadata: merged)) }
         }
     }
 }

@@ -4,10 +4,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-// MARK: Data requests
-
-extension Session {
-}
+// The `URLRequest`s the request factories build. The factories themselves stay in `Session`'s body:
+// they are `open`, and a declaration in an extension cannot be overridden.
 
 /// The `URLRequest` of `session.request(_:method:parameters:encoder:...)`.
 struct RequestEncodableConvertible<Parameters: Encodable & Sendable>: URLRequestConvertible {

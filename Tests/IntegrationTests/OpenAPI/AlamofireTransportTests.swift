@@ -20,7 +20,12 @@ import FoundationNetworking
     /// Counts each request's tasks, keeps its end, and holds the last request weakly.
     final class Recorder: EventMonitor, Sendable {
         let queue = DispatchQueue(label: "AlamofireTransportTests.Recorder")
-        private let state = Mutex<(tasks: Int, finished: [AFError?])>((0, []))
+        struct Counts: Sendable {
+            var tasks = 0
+            var finished: [AFError?] = []
+        }
+
+        let counts = Watched(Counts())
         private let last = Mutex(WeakRequest())
 
         struct WeakRequest {
@@ -28,18 +33,18 @@ import FoundationNetworking
         }
 
         func request(_ request: Request, didCreateTask task: URLSessionTask) {
-            state.withLock { $0.tasks += 1 }
+            counts.change { $0.tasks += 1 }
             last.withLock { $0.request = request }
         }
 
         var lastRequestIsAlive: Bool { last.withLock { $0.request != nil } }
 
         func requestDidFinish(_ request: Request) {
-            state.withLock { $0.finished.append(request.error) }
+            counts.change { $0.finished.append(request.error) }
         }
 
-        var tasks: Int { state.withLock { $0.tasks } }
-        var finished: [AFError?] { state.withLock { $0.finished } }
+        var tasks: Int { counts.value.tasks }
+        var finished: [AFError?] { counts.value.finished }
     }
 
     /// Adds a header to every request, as a session's interceptor does.
@@ -143,7 +148,7 @@ import FoundationNetworking
             }
             #expect(read >= 2 * 1024 * 1024)
             body = nil
-            #expect(try await waitUntil { recorder.finished.count == 1 })
+            #expect(await recorder.counts.waitUntil { $0.finished.count == 1 })
             #expect(recorder.finished.first??.isExplicitlyCancelledError == true)
         }
     }
@@ -189,7 +194,7 @@ import FoundationNetworking
             let (response, body) = try await transport.send(request, body: nil, baseURL: server.faultURL("/"), operationID: "retry")
             #expect(response.status == .ok)
             #expect(try await String(collecting: try #require(body), upTo: 1024) == "ok")
-            #expect(try await waitUntil { recorder.finished.count == 1 })
+            #expect(await recorder.counts.waitUntil { $0.finished.count == 1 })
             #expect(recorder.tasks == 2)
         }
     }
@@ -214,10 +219,10 @@ import FoundationNetworking
             let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/hang")
             let call = Task { try await transport.send(request, body: nil, baseURL: server.faultURL("/"), operationID: "hang") }
             // Cancelled while it waits for the head, not before it starts.
-            #expect(try await waitUntil { recorder.tasks == 1 })
+            #expect(await recorder.counts.waitUntil { $0.tasks == 1 })
             call.cancel()
             await #expect(throws: CancellationError.self) { _ = try await call.value }
-            #expect(try await waitUntil { recorder.finished.count == 1 })
+            #expect(await recorder.counts.waitUntil { $0.finished.count == 1 })
             #expect(recorder.finished.first??.isExplicitlyCancelledError == true)
         }
     }
@@ -245,7 +250,7 @@ import FoundationNetworking
             } throws: { error in
                 (error as? AFError)?.underlyingError.flatMap { $0 as? URLError }?.code == .networkConnectionLost
             }
-            #expect(try await waitUntil { recorder.finished.count == 1 })
+            #expect(await recorder.counts.waitUntil { $0.finished.count == 1 })
             #expect(recorder.tasks == 1)
         }
     }
