@@ -5,15 +5,9 @@
 # the input that caused it is kept in Fuzzing/Findings/ (add it to the corpus once fixed).
 #
 #   Scripts/fuzz.sh [SECONDS] [TARGET…]
-#   Scripts/fuzz.sh --build-only     (builds the fuzz binary and stops; CI builds it beside another step)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-build_only=false
-if [ "${1:-}" = "--build-only" ]; then
-    build_only=true
-    shift
-fi
 seconds="${1:-30}"
 shift || true
 
@@ -30,10 +24,6 @@ rm -f "$log"
 binary=$(swift build --product alamofire-fuzz --scratch-path .build-fuzz --show-bin-path \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)/alamofire-fuzz
 [ -x "$binary" ] || { echo "error: the fuzz build failed"; exit 1; }
-if $build_only; then
-    echo "built $binary"
-    exit 0
-fi
 
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=($(ls Fuzzing/Corpus))
