@@ -37,10 +37,10 @@ struct CallgrindTotals {
         var allocations = 0
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
             if line.hasPrefix("cfn=") {
-                let name = Self.functionName(line.dropFirst(4), names: &names)
+                let name = Self.name(line.dropFirst(4), names: &names)
                 calleeIsAllocator = Self.allocators.contains(String(name))
             } else if line.hasPrefix("fn=") {
-                _ = Self.functionName(line.dropFirst(3), names: &names)
+                _ = Self.name(line.dropFirst(3), names: &names)
             } else if line.hasPrefix("calls=") {
                 if calleeIsAllocator, let count = Int(line.dropFirst(6).prefix { $0 != " " }) { allocations += count }
                 calleeIsAllocator = false
@@ -54,7 +54,7 @@ struct CallgrindTotals {
     }
 
     /// `(12) name` defines id 12; `(12)` refers to it.
-    private static func functionName(_ field: Substring, names: inout [Substring: Substring]) -> Substring {
+    static func name(_ field: Substring, names: inout [Substring: Substring]) -> Substring {
         guard field.hasPrefix("("), let close = field.firstIndex(of: ")") else { return field }
         let id = field[field.startIndex...close]
         let rest = field[field.index(after: close)...].drop { $0 == " " }
@@ -194,6 +194,15 @@ func printProfile(_ callgrind: Callgrind, workload: String, client: String, cont
         let names = demangle(perRequest.map(\.name).joined(separator: "\n")).split(separator: "\n", omittingEmptySubsequences: false)
         for (row, name) in zip(perRequest, names) { print(String(format: "  %9.0f  ", row.cost) + String(name).prefix(200)) }
     }
+    print("\nallocations per request by the function that made them, then by the nearest caller in AlamofireNIO's modules:")
+    let (sitesBefore, sitesAfter) = (try AllocationSites(smallRun), try AllocationSites(largeRun))
+    let direct = sitesAfter.direct.map { name, count in (name: name, count: Double(count - (sitesBefore.direct[name] ?? 0)) / extra) }
+    let nearest = sitesAfter.nearestCaller(in: ownModules).map { name, count in
+        (name: "→ " + name, count: (count - (sitesBefore.nearestCaller(in: ownModules)[name] ?? 0)) / extra)
+    }
+    let sites = [direct, nearest].flatMap { rows in rows.filter { $0.count >= 0.5 }.sorted { $0.count > $1.count }.prefix(lines) }
+    let siteNames = demangle(sites.map(\.name).joined(separator: "\n")).split(separator: "\n", omittingEmptySubsequences: false)
+    for (row, name) in zip(sites, siteNames) { print(String(format: "  %6.1f  ", row.count) + String(name).prefix(200)) }
 }
 
 /// Each function's cost in a callgrind output file, as `callgrind_annotate` sums it (rows look
