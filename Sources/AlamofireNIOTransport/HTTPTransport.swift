@@ -295,9 +295,7 @@ public final class HTTPTransport: Sendable {
             // The caller hears of the outcome through the delivery's promise, whatever ends the exchange.
             let delivery: ActiveExchange.Delivery
             if let collectLimit {
-                let (collecting, response) = ActiveExchange.Delivery.collecting(on: eventLoop, limit: collectLimit)
-                delivery = collecting
-                response.whenComplete { completion($0.map(Outcome.collected)) }
+                delivery = .collecting(on: eventLoop, limit: collectLimit) { completion($0.map(Outcome.collected)) }
             } else {
                 let (streaming, response) = ActiveExchange.Delivery.streaming(on: eventLoop)
                 delivery = streaming

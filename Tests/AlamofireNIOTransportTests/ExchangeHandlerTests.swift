@@ -96,11 +96,12 @@ import Testing
             let head = HTTPRequestHead(version: .http1_1, method: request.method, uri: "/x", headers: ["Host": "127.0.0.1"])
             let started: Started
             if let limit {
-                let (delivery, collected) = ActiveExchange.Delivery.collecting(on: channel.eventLoop, limit: limit)
+                let collected = channel.eventLoop.makePromise(of: CollectedTransportResponse.self)
+                let delivery = ActiveExchange.Delivery.collecting(on: channel.eventLoop, limit: limit) { collected.completeWith($0) }
                 let exchange = ActiveExchange(
                     request: request, head: head, requestBodyLength: nil, delivery: delivery, metrics: ExchangeMetrics(fetchStart: .now()),
                     tracker: tracker)
-                started = Started(exchange: exchange, response: nil, collected: collected)
+                started = Started(exchange: exchange, response: nil, collected: collected.futureResult)
             } else {
                 let (delivery, response) = ActiveExchange.Delivery.streaming(on: channel.eventLoop)
                 let exchange = ActiveExchange(

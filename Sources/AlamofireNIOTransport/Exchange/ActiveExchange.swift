@@ -7,7 +7,7 @@ import Synchronization
 /// how the response reaches the caller, the body-writing task, counters and metrics.
 /// Created by the transport, then touched only on the connection's event loop (hence `@unchecked`).
 ///
-/// Every promise the caller may be waiting on lives in ``delivery``, and the only ways out of it are
+/// Every promise or completion the caller may be waiting on lives in ``delivery``, and the only ways out of it are
 /// ``succeed(_:)`` and ``fail(_:)``, which settle all of them. A promise left pending would keep
 /// its future, its callbacks and whatever they capture alive for good.
 final class ActiveExchange: @unchecked Sendable {
@@ -18,7 +18,7 @@ final class ActiveExchange: @unchecked Sendable {
         /// Streaming: the head was delivered; the body flows through `source` to the caller.
         case streamingBody(TransportResponseBody.Producer.Source, completion: EventLoopPromise<ExchangeCompletion>)
         /// Collecting: head and body are kept here and handed over once, at the end.
-        case collecting(EventLoopPromise<CollectedTransportResponse>, head: HTTPResponseHead?, body: ByteBuffer, limit: Int)
+        case collecting(CollectedResponseHandler, head: HTTPResponseHead?, body: ByteBuffer, limit: Int)
         /// Every promise has been completed.
         case settled
 
@@ -28,10 +28,29 @@ final class ActiveExchange: @unchecked Sendable {
             return (.awaitingHead(head, completion: eventLoop.makePromise()), head.futureResult)
         }
 
-        /// A collecting delivery on `eventLoop` keeping at most `limit` bytes, and its future.
-        static func collecting(on eventLoop: any EventLoop, limit: Int) -> (Delivery, EventLoopFuture<CollectedTransportResponse>) {
-            let promise = eventLoop.makePromise(of: CollectedTransportResponse.self)
-            return (.collecting(promise, head: nil, body: ByteBuffer(), limit: limit), promise.futureResult)
+        /// A collecting delivery keeping at most `limit` bytes, which calls `completion` once, on
+        /// `eventLoop`, with the response or the error.
+        static func collecting(
+            on eventLoop: any EventLoop, limit: Int,
+            completion: @escaping @Sendable (Result<CollectedTransportResponse, any Error>) -> Void
+        ) -> Delivery {
+            .collecting(CollectedResponseHandler(eventLoop: eventLoop, completion: completion), head: nil, body: ByteBuffer(), limit: limit)
+        }
+    }
+
+    /// Where a collected response goes: a closure called on the connection's event loop, as a
+    /// promise's callback would be, without the promise, its future and the callback's wrapper (three
+    /// allocations per request).
+    struct CollectedResponseHandler: Sendable {
+        let eventLoop: any EventLoop
+        let completion: @Sendable (Result<CollectedTransportResponse, any Error>) -> Void
+
+        func complete(_ result: Result<CollectedTransportResponse, any Error>) {
+            if eventLoop.inEventLoop {
+                completion(result)
+            } else {
+                eventLoop.execute { completion(result) }
+            }
         }
     }
 
@@ -58,7 +77,7 @@ final class ActiveExchange: @unchecked Sendable {
     var expectedResponseLength: Int64?
     var wireBytesAtStart: Int64 = 0
     var lastActivity: NIODeadline = .now()
-    var idleTimeoutTask: Scheduled<Void>?
+    var idleTimeoutTask: NIOScheduledCallback?
     /// Whether the exchange may be retried on a new connection if this one turns out dead.
     var mayRetryOnFreshConnection = false
     /// The handler running the exchange, once it has started: where a cancellation goes.
@@ -98,9 +117,9 @@ final class ActiveExchange: @unchecked Sendable {
             headPromise.succeed(
                 TransportResponse(
                     head: responseHead, body: TransportResponseBody(producer: producer.sequence), completion: completion.futureResult))
-        case .collecting(let promise, _, var body, let limit):
+        case .collecting(let handler, _, var body, let limit):
             if let length = expectedResponseLength, length <= limit { body.reserveCapacity(Int(length)) }
-            delivery = .collecting(promise, head: responseHead, body: body, limit: limit)
+            delivery = .collecting(handler, head: responseHead, body: body, limit: limit)
         case .streamingBody, .settled:
             break
         }
@@ -121,13 +140,13 @@ final class ActiveExchange: @unchecked Sendable {
         case .streamingBody(let source, _):
             if case .stopProducing = source.yield(buffer) { return .stopProducing }
             return .accepted
-        case .collecting(let promise, let head, var body, let limit):
+        case .collecting(let handler, let head, var body, let limit):
             guard body.readableBytes + buffer.readableBytes <= limit else { return .overLimit(limit) }
             // Out of the enum while it grows, so the buffer is not copied.
             delivery = .settled
             var buffer = buffer
             body.writeBuffer(&buffer)
-            delivery = .collecting(promise, head: head, body: body, limit: limit)
+            delivery = .collecting(handler, head: head, body: body, limit: limit)
             return .accepted
         case .awaitingHead, .settled:
             return .accepted
@@ -147,10 +166,10 @@ final class ActiveExchange: @unchecked Sendable {
         case .streamingBody(let source, let completionPromise):
             source.finish()
             completionPromise.succeed(completion)
-        case .collecting(let promise, let head?, let body, _):
-            promise.succeed(CollectedTransportResponse(head: head, body: body, completion: completion))
-        case .collecting(let promise, nil, _, _):
-            promise.fail(Self.endedWithoutHead)
+        case .collecting(let handler, let head?, let body, _):
+            handler.complete(.success(CollectedTransportResponse(head: head, body: body, completion: completion)))
+        case .collecting(let handler, nil, _, _):
+            handler.complete(.failure(Self.endedWithoutHead))
         case .settled:
             break
         }
@@ -171,8 +190,8 @@ final class ActiveExchange: @unchecked Sendable {
         case .streamingBody(let source, let completion):
             source.finish(error)
             completion.fail(error)
-        case .collecting(let promise, _, _, _):
-            promise.fail(error)
+        case .collecting(let handler, _, _, _):
+            handler.complete(.failure(error))
         case .settled:
             break
         }

@@ -474,19 +474,25 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Arms the exchange's timer for whichever comes first: the idle limit after the last activity,
-    /// or the total deadline.
+    /// or the total deadline. One timer runs per exchange, not per read: activity only moves
+    /// `lastActivity`, and the timer, when it fires early, re-arms itself for the rest.
     private func scheduleIdleTimeout(_ exchange: ActiveExchange, _ context: ChannelHandlerContext) {
         let idleDeadline = exchange.request.timeouts.idle.map { exchange.lastActivity + $0 }
-        guard let fireAt = [idleDeadline, exchange.deadline].compactMap({ $0 }).min() else { return }
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
-        exchange.idleTimeoutTask = context.eventLoop.scheduleTask(deadline: fireAt) {
-            handler.value.timeoutCheck(target.value)
+        let fireAt: NIODeadline
+        switch (idleDeadline, exchange.deadline) {
+        case (let idle?, let total?): fireAt = min(idle, total)
+        case (let idle?, nil): fireAt = idle
+        case (nil, let total?): fireAt = total
+        case (nil, nil): return
         }
+        // A callback, unlike `scheduleTask`, allocates no promise, future or closure on NIO's event
+        // loops. It fails only on a loop that is shutting down, whose channels are closing anyway.
+        exchange.idleTimeoutTask = try? context.eventLoop.scheduleCallback(
+            at: fireAt, handler: ExchangeTimeoutCheck(handler: self, exchange: exchange))
     }
 
     /// Fires the total or idle timeout, or re-arms the timer when there was activity since it was set.
-    private func timeoutCheck(_ target: ActiveExchange) {
+    fileprivate func timeoutCheck(_ target: ActiveExchange) {
         guard exchange === target, let context else { return }
         let now = context.eventLoop.now
         if let deadline = target.deadline, now >= deadline {
@@ -563,5 +569,20 @@ extension HTTPMethod {
         case .GET, .HEAD, .PUT, .DELETE, .OPTIONS, .TRACE: true
         default: false
         }
+    }
+}
+
+/// The exchange's timer: runs ``ExchangeHandler``'s timeout check on the handler's event loop.
+///
+/// `@unchecked Sendable`: NIO runs a scheduled callback on the loop it was scheduled on, which is the
+/// handler's, and the handler and exchange are only touched there. It holds its two references
+/// directly (not in `NIOLoopBound`s, each three words) so that it fits inline in NIO's task record.
+private struct ExchangeTimeoutCheck: NIOScheduledCallbackHandler, @unchecked Sendable {
+    let handler: ExchangeHandler
+    let exchange: ActiveExchange
+
+    func handleScheduledCallback(eventLoop: some EventLoop) {
+        eventLoop.assertInEventLoop()
+        handler.timeoutCheck(exchange)
     }
 }
