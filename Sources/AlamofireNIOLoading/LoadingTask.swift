@@ -288,7 +288,8 @@ package final class LoadingTask: Sendable {
             return loadThroughProtocol(protocolClass, request: request, body: body, generation: generation)
         }
         if LocalResource.isLocal(url) { return loadLocalResource(url, for: request, generation: generation) }
-        guard ["http", "https"].contains(url.scheme?.lowercased()) else {
+        let scheme = url.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https" else {
             return exchangeFailed(URLError(.unsupportedURL, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         }
         var sent = request
@@ -304,7 +305,11 @@ package final class LoadingTask: Sendable {
         // is let go when the task completes (`complete` drops its cancel work and streamed response). A
         // weak reference would give the task a side table, and every retain and release of it for the
         // rest of its life the slow path.
-        transportRequest.onUploadProgress = { sent, expected in self.didSendBody(totalBytesSent: sent, expected: expected) }
+        // A request without a body reports no upload progress, so it needs no closure (an allocation).
+        switch transportRequest.body {
+        case .none: break
+        default: transportRequest.onUploadProgress = { sent, expected in self.didSendBody(totalBytesSent: sent, expected: expected) }
+        }
         // A download counts its progress as bytes written to its file (a continued one's include the
         // offset), as URLSession's `didWriteData` does; the transport may have read further ahead.
         if destination == .memory || destination == .stream {

@@ -28,24 +28,21 @@ extension Request {
     ) {
         decideThenPerform { state in
             let action = decide(&state.machine)
-            if case .none = action { return [] }
-            // Told first, so monitors hear of the cancel before the events it causes.
-            let tellCancelled: @Sendable () -> Void = { self.monitor(posting: Request.didCancelNotification)?.requestDidCancel(self) }
-            switch action {
-            case .none, .notify:
-                return [tellCancelled]
-            case .cancelTask(let task):
-                return [
-                    tellCancelled,
-                    {
-                        self.tellTaskEvent(.requestDidCancelTask, Request.didCancelTaskNotification) {
-                            $0.request(self, didCancelTask: self.sessionTask(for: task))
-                        }
-                        stop(task)
-                    },
-                ]
-            case .finish:
-                return [tellCancelled, { self.underlyingQueue.async { self.finish() } }]
+            if case .none = action { return nil }
+            return {
+                // Told first, so monitors hear of the cancel before the events it causes.
+                self.monitor(posting: Request.didCancelNotification)?.requestDidCancel(self)
+                switch action {
+                case .none, .notify:
+                    break
+                case .cancelTask(let task):
+                    self.tellTaskEvent(.requestDidCancelTask, Request.didCancelTaskNotification) {
+                        $0.request(self, didCancelTask: self.sessionTask(for: task))
+                    }
+                    stop(task)
+                case .finish:
+                    self.underlyingQueue.async { self.finish() }
+                }
             }
         }
     }
@@ -55,9 +52,9 @@ extension Request {
     func sessionDeinitialized() {
         decideThenPerform { state in
             switch state.machine.sessionDeinitialized() {
-            case .none, .notify: return []
-            case .cancelTask(let task): return [{ self.cancelLoadingTask(task) }]
-            case .finish: return [{ self.underlyingQueue.async { self.finish() } }]
+            case .none, .notify: nil
+            case .cancelTask(let task): { self.cancelLoadingTask(task) }
+            case .finish: { self.underlyingQueue.async { self.finish() } }
             }
         }
     }
@@ -68,10 +65,11 @@ extension Request {
     @discardableResult
     public func suspend() -> Self {
         decideThenPerform { state in
-            guard let task = state.machine.suspend() else { return [] }
-            var work: [@Sendable () -> Void] = [{ self.monitor(posting: Request.didSuspendNotification)?.requestDidSuspend(self) }]
-            if let task { work.append { self.suspendTask(task) } }
-            return work
+            guard let task = state.machine.suspend() else { return nil }
+            return {
+                self.monitor(posting: Request.didSuspendNotification)?.requestDidSuspend(self)
+                if let task { self.suspendTask(task) }
+            }
         }
         return self
     }
@@ -112,20 +110,18 @@ extension Request {
         // Another thread may perform the work (one already performing this request's outbox).
         let callingThread = pthread_self()
         decideThenPerform { state in
-            guard let action = state.machine.resume() else { return [] }
-            var work: [@Sendable () -> Void] = [{ self.monitor(posting: Request.didResumeNotification)?.requestDidResume(self) }]
-            if let task = action.task { work.append { self.resumeTask(task) } }
-            if action.setUp {
-                work.append {
-                    guard let session = self.session else { return self.sessionDeinitialized() }
-                    if onRootQueue, pthread_equal(pthread_self(), callingThread) != 0 {
-                        session.perform(self)
-                    } else {
-                        session.readyToPerform(request: self)
-                    }
+            guard let action = state.machine.resume() else { return nil }
+            return {
+                self.monitor(posting: Request.didResumeNotification)?.requestDidResume(self)
+                if let task = action.task { self.resumeTask(task) }
+                guard action.setUp else { return }
+                guard let session = self.session else { return self.sessionDeinitialized() }
+                if onRootQueue, pthread_equal(pthread_self(), callingThread) != 0 {
+                    session.perform(self)
+                } else {
+                    session.readyToPerform(request: self)
                 }
             }
-            return work
         }
     }
 
@@ -200,32 +196,27 @@ extension Request {
             delegate: session.delegate, owner: self, clientIdentity: clientIdentity?.identity, logger: transportLogger)
         decideThenPerform { state in
             let action = state.machine.taskCreated(task)
-            guard action != .discard else { return [{ task.discardUnstarted() }] }
+            guard action != .discard else { return { task.discardUnstarted() } }
             state.tasks.append(task)
             let taskHandler = state.urlSessionTaskHandler
-            var work: [@Sendable () -> Void] = [
-                {
-                    self.log(.trace, "sending", ["http.request.resend_count": "\(self.retryCount)"])
-                    if let taskHandler {
-                        let sessionTask = self.sessionTask(for: task)
-                        taskHandler.queue.async { taskHandler.handler(sessionTask) }
-                    }
-                    self.monitor()?.performEvent(.requestDidCreateTask) { $0.request(self, didCreateTask: self.sessionTask(for: task)) }
+            return {
+                self.log(.trace, "sending", ["http.request.resend_count": "\(self.retryCount)"])
+                if let taskHandler {
+                    let sessionTask = self.sessionTask(for: task)
+                    taskHandler.queue.async { taskHandler.handler(sessionTask) }
                 }
-            ]
-            switch action {
-            case .resume:
-                work.append { self.resumeTask(task) }
-            case .suspend:
-                work.append {
+                self.monitor()?.performEvent(.requestDidCreateTask) { $0.request(self, didCreateTask: self.sessionTask(for: task)) }
+                switch action {
+                case .resume:
+                    self.resumeTask(task)
+                case .suspend:
                     self.tellTaskEvent(.requestDidSuspendTask, Request.didSuspendTaskNotification) {
                         $0.request(self, didSuspendTask: self.sessionTask(for: task))
                     }
+                case .none, .discard:
+                    break
                 }
-            case .none, .discard:
-                break
             }
-            return work
         }
     }
 

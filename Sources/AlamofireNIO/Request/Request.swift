@@ -420,22 +420,32 @@ public class Request: @unchecked Sendable {
     /// work to that one. So a `suspend()` racing a `resume()`, or a `cancel()` racing the task's
     /// creation, reaches the task and the monitors in the order the state machine saw them, and the
     /// work may call back into the request (a task failing at once) without deadlocking.
-    func decideThenPerform(_ decide: (inout MutableState) -> [@Sendable () -> Void]) {
-        let performs = mutableState.withLock { state in
-            state.outbox.append(contentsOf: decide(&state))
-            guard !state.isPerformingOutbox, !state.outbox.isEmpty else { return false }
-            state.isPerformingOutbox = true
-            return true
-        }
-        guard performs else { return }
-        while let next = mutableState.withLock({ state -> (@Sendable () -> Void)? in
-            guard !state.outbox.isEmpty else {
-                state.isPerformingOutbox = false
+    ///
+    /// A decision is one closure (nil for nothing to do) doing its steps in order: steps decided together
+    /// run together whether in one closure or several, since later work is queued behind them. The
+    /// outbox holds only work that arrived while another thread was performing; otherwise the
+    /// deciding thread runs its closure straight away.
+    func decideThenPerform(_ decide: (inout MutableState) -> (@Sendable () -> Void)?) {
+        let decided = mutableState.withLock { state -> (@Sendable () -> Void)? in
+            guard let work = decide(&state) else { return nil }
+            // The outbox is empty whenever no thread is performing it.
+            guard !state.isPerformingOutbox else {
+                state.outbox.append(work)
                 return nil
             }
-            return state.outbox.removeFirst()
-        }) {
-            next()
+            state.isPerformingOutbox = true
+            return work
+        }
+        var next = decided
+        while let work = next {
+            work()
+            next = mutableState.withLock { state -> (@Sendable () -> Void)? in
+                guard !state.outbox.isEmpty else {
+                    state.isPerformingOutbox = false
+                    return nil
+                }
+                return state.outbox.removeFirst()
+            }
         }
     }
 

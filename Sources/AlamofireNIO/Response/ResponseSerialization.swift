@@ -24,13 +24,18 @@ public protocol ResponseSerializer<SerializedObject>: DataResponseSerializerProt
     var emptyResponseCodes: Set<Int> { get }
 }
 
+// The defaults' sets, made once: every serializer reads them, and a set made per read is an allocation
+// per request.
+private let headOnly: Set<HTTPMethod> = [.head]
+private let noContentCodes: Set<Int> = [204, 205]
+
 extension ResponseSerializer {
     /// The preprocessor used when none is given: ``PassthroughPreprocessor``, which leaves the data unchanged.
     public static var defaultDataPreprocessor: any DataPreprocessor { PassthroughPreprocessor() }
     /// The methods whose responses may be empty when none are given: `HEAD`.
-    public static var defaultEmptyRequestMethods: Set<HTTPMethod> { [.head] }
+    public static var defaultEmptyRequestMethods: Set<HTTPMethod> { headOnly }
     /// The status codes whose responses may be empty when none are given: 204 and 205.
-    public static var defaultEmptyResponseCodes: Set<Int> { [204, 205] }
+    public static var defaultEmptyResponseCodes: Set<Int> { noContentCodes }
 
     /// The default preprocessor, ``ResponseSerializer/defaultDataPreprocessor``.
     public var dataPreprocessor: any DataPreprocessor { Self.defaultDataPreprocessor }
