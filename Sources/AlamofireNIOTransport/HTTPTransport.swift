@@ -292,7 +292,7 @@ public final class HTTPTransport: Sendable {
 
         private func start(on connection: any TransportConnection, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
             let eventLoop = connection.channel.eventLoop
-            // The caller hears of the outcome through the delivery's promise, whatever ends the exchange.
+            // The caller hears of the outcome through the delivery, whatever ends the exchange.
             let delivery: ActiveExchange.Delivery
             if let collectLimit {
                 delivery = .collecting(on: eventLoop, limit: collectLimit) { completion($0.map(Outcome.collected)) }

@@ -38,10 +38,13 @@ struct AllocationSites {
         }
     }
 
-    /// Each allocation credited to the nearest function whose mangled name holds one of `modules`,
-    /// through at most eight levels of callers; what reaches no such function stays where it stopped.
+    /// Each allocation credited to the nearest function of one of `modules` (mangled module names,
+    /// such as `12AlamofireNIO`), through at most eight levels of callers; what reaches no such
+    /// function stays where it stopped. A function is a module's when its mangled name starts with
+    /// it: a library's generic helper specialized for one of the module's types names the module
+    /// later, and is passed through.
     func nearestCaller(in modules: [String]) -> [String: Double] {
-        func isOwn(_ name: String) -> Bool { modules.contains { name.contains($0) } }
+        func isOwn(_ name: String) -> Bool { modules.contains { name.hasPrefix("$s" + $0) } }
         var credited: [String: Double] = [:]
         var pending: [String: Double] = [:]
         for (name, count) in direct {

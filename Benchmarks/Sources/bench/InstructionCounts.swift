@@ -197,8 +197,9 @@ func printProfile(_ callgrind: Callgrind, workload: String, client: String, cont
     print("\nallocations per request by the function that made them, then by the nearest caller in AlamofireNIO's modules:")
     let (sitesBefore, sitesAfter) = (try AllocationSites(smallRun), try AllocationSites(largeRun))
     let direct = sitesAfter.direct.map { name, count in (name: name, count: Double(count - (sitesBefore.direct[name] ?? 0)) / extra) }
+    let nearestBefore = sitesBefore.nearestCaller(in: ownModules)
     let nearest = sitesAfter.nearestCaller(in: ownModules).map { name, count in
-        (name: "→ " + name, count: (count - (sitesBefore.nearestCaller(in: ownModules)[name] ?? 0)) / extra)
+        (name: "→ " + name, count: (count - (nearestBefore[name] ?? 0)) / extra)
     }
     let sites = [direct, nearest].flatMap { rows in rows.filter { $0.count >= 0.5 }.sorted { $0.count > $1.count }.prefix(lines) }
     let siteNames = demangle(sites.map(\.name).joined(separator: "\n")).split(separator: "\n", omittingEmptySubsequences: false)
