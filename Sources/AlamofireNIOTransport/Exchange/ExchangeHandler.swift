@@ -478,13 +478,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// `lastActivity`, and the timer, when it fires early, re-arms itself for the rest.
     private func scheduleIdleTimeout(_ exchange: ActiveExchange, _ context: ChannelHandlerContext) {
         let idleDeadline = exchange.request.timeouts.idle.map { exchange.lastActivity + $0 }
-        let fireAt: NIODeadline
-        switch (idleDeadline, exchange.deadline) {
-        case (let idle?, let total?): fireAt = min(idle, total)
-        case (let idle?, nil): fireAt = idle
-        case (nil, let total?): fireAt = total
-        case (nil, nil): return
-        }
+        guard let fireAt = idleDeadline.map({ min($0, exchange.deadline ?? $0) }) ?? exchange.deadline else { return }
         // A callback, unlike `scheduleTask`, allocates no promise, future or closure on NIO's event
         // loops. It fails only on a loop that is shutting down, whose channels are closing anyway.
         exchange.idleTimeoutTask = try? context.eventLoop.scheduleCallback(
