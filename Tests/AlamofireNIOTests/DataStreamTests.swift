@@ -295,9 +295,9 @@ import FoundationNetworking
                     }
                 }
             }
-            try await withTimeout {
-                while !request.isAwaitingDemand { try await Task.sleep(for: .milliseconds(5)) }
-            }
+            let awaitingDemand = OneTimeSignal()
+            request.whenAwaitingDemand { awaitingDemand.fire() }
+            try await withTimeout { try await awaitingDemand.wait() }
             let loaded = request.downloadProgress.completedUnitCount
             #expect(loaded < 8 << 20, "\(loaded) bytes read while the handler was stuck")
             gate.signal()

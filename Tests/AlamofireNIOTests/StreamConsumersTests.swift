@@ -56,7 +56,7 @@ import Testing
         _ = delivery.chunkArrived(bytes: 8)
         let issued = delivery.demandTicket()
         let ticket = try #require(issued)
-        let parked = delivery.park("loader", ticket: ticket, isCancelled: false)
+        let parked = delivery.park("loader", ticket: ticket, isCancelled: false).parked
         #expect(parked && delivery.isAwaitingDemand)
         let stillOver = delivery.consumerHandled(bytes: 5, byHandler: false)  // 11 held
         let atLimit = delivery.consumerHandled(bytes: 3, byHandler: true)  // 8 held
@@ -72,13 +72,13 @@ import Testing
         _ = delivery.chunkArrived(bytes: 20)
         let firstIssued = delivery.demandTicket()
         let first = try #require(firstIssued)
-        let cancelledParked = delivery.park("cancelled", ticket: first, isCancelled: true)
+        let cancelledParked = delivery.park("cancelled", ticket: first, isCancelled: true).parked
         #expect(!cancelledParked)
         let secondIssued = delivery.demandTicket()
         let second = try #require(secondIssued)
         #expect(second != first)
         _ = delivery.consumerHandled(bytes: 20, byHandler: true)
-        let lateParked = delivery.park("late", ticket: second, isCancelled: false)
+        let lateParked = delivery.park("late", ticket: second, isCancelled: false).parked
         #expect(!lateParked)
         #expect(!delivery.isAwaitingDemand)
     }
@@ -89,7 +89,7 @@ import Testing
         _ = delivery.chunkArrived(bytes: 1)
         let issued = delivery.demandTicket()
         let ticket = try #require(issued)
-        let parked = delivery.park("loader", ticket: ticket, isCancelled: false)
+        let parked = delivery.park("loader", ticket: ticket, isCancelled: false).parked
         let first = delivery.unpark(ticket: ticket)
         let second = delivery.unpark(ticket: ticket)
         #expect(parked && first == "loader" && second == nil)
@@ -102,10 +102,34 @@ import Testing
         _ = delivery.chunkArrived(bytes: 1)
         let issued = delivery.demandTicket()
         let ticket = try #require(issued)
-        let parked = delivery.park("loader", ticket: ticket, isCancelled: false)
+        let parked = delivery.park("loader", ticket: ticket, isCancelled: false).parked
         #expect(parked)
         let ended = delivery.ended(error: .explicitlyCancelled)
         #expect(ended.resume == ["loader"] && ended.inputStream == nil)
         #expect(delivery.hasEnded && delivery.endError?.isExplicitlyCancelledError == true)
+    }
+
+    /// An observer of the wait runs once: handed back by the park that starts the wait, or at once
+    /// when the task already waits; a park that does not wait hands none back.
+    @Test func anObserverOfTheWaitRunsOnceTheTaskParks() throws {
+        var delivery = Consumers(maximumBufferedBytes: 10)
+        delivery.addHandler { _ in }
+        let runs = Mutex([String]())
+        let early = delivery.whenAwaitingDemand { runs.withLock { $0.append("early") } }
+        #expect(early == nil)
+        _ = delivery.chunkArrived(bytes: 20)
+        let cancelledIssued = delivery.demandTicket()
+        let cancelled = delivery.park("cancelled", ticket: try #require(cancelledIssued), isCancelled: true)
+        #expect(!cancelled.parked && cancelled.observers.isEmpty)
+        let issued = delivery.demandTicket()
+        let parking = delivery.park("loader", ticket: try #require(issued), isCancelled: false)
+        #expect(parking.parked && parking.observers.count == 1)
+        parking.observers.forEach { $0() }
+        let late = delivery.whenAwaitingDemand { runs.withLock { $0.append("late") } }
+        late?()
+        #expect(runs.withLock { $0 } == ["early", "late"])
+        _ = delivery.consumerHandled(bytes: 20, byHandler: true)
+        let againIssued = delivery.demandTicket()
+        #expect(againIssued == nil)
     }
 }

@@ -384,8 +384,10 @@ import FoundationNetworking
                     }
                     // The first message holds the handler until the request is waiting on it.
                     if seen == 1 {
-                        for _ in 0..<1000 where !request.isAwaitingDemand { Thread.sleep(forTimeInterval: 0.01) }
-                        log.append("waited(\(request.isAwaitingDemand))")
+                        let awaitingDemand = DispatchSemaphore(value: 0)
+                        request.whenAwaitingDemand { awaitingDemand.signal() }
+                        let waited = awaitingDemand.wait(timeout: .now() + 10) == .success
+                        log.append("waited(\(waited && request.isAwaitingDemand))")
                     }
                 }
                 log.record(event)

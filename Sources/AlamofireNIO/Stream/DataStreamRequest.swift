@@ -150,7 +150,8 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
         guard let ticket = streamState.withLock({ $0.demandTicket() }) else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let parked = streamState.withLock { $0.park(continuation, ticket: ticket, isCancelled: Task.isCancelled) }
+                let (parked, observers) = streamState.withLock { $0.park(continuation, ticket: ticket, isCancelled: Task.isCancelled) }
+                observers.forEach { $0() }
                 if !parked { continuation.resume() }
             }
         } onCancel: {
@@ -160,6 +161,12 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
 
     /// Whether the loading task is waiting for the consumers to catch up.
     var isAwaitingDemand: Bool { streamState.withLock { $0.isAwaitingDemand } }
+
+    /// Runs `observer` once the loading task is waiting for the consumers to catch up: now, if it
+    /// is, or as it parks (on the loading task's thread).
+    func whenAwaitingDemand(_ observer: @escaping @Sendable () -> Void) {
+        streamState.withLock { $0.whenAwaitingDemand(observer) }?()
+    }
 
     /// A consumer is done with `bytes` of one chunk; `executing` says it was a stream handler.
     func consumerHandled(bytes: Int, executing: Bool) {

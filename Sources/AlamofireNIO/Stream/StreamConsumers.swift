@@ -28,6 +28,8 @@ struct StreamConsumers<Waiter> {
     private var heldCompletions: [@Sendable () -> Void] = []
     private var waiters: [Int: Waiter] = [:]
     private var nextWaiter = 0
+    /// Run the next time the loading task parks (see ``whenAwaitingDemand(_:)``).
+    private var awaitingDemandObservers: [@Sendable () -> Void] = []
     let maximumBufferedBytes: Int
 
     init(maximumBufferedBytes: Int) {
@@ -36,6 +38,14 @@ struct StreamConsumers<Waiter> {
 
     /// Whether the loading task is waiting for the consumers to catch up.
     var isAwaitingDemand: Bool { !waiters.isEmpty }
+
+    /// `observer`, to run now, when the loading task is waiting; otherwise it is kept and
+    /// ``park(_:ticket:isCancelled:)`` hands it back once the task parks.
+    mutating func whenAwaitingDemand(_ observer: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        if isAwaitingDemand { return observer }
+        awaitingDemandObservers.append(observer)
+        return nil
+    }
 
     mutating func addHandler(_ handler: @escaping @Sendable (Data) -> Void) {
         handlers.append(handler)
@@ -90,13 +100,14 @@ struct StreamConsumers<Waiter> {
         return nextWaiter
     }
 
-    /// Parks `waiter` until demand returns; false (not parked: resume it now) when it already has,
-    /// or the waiting task was cancelled first (its cancellation has already run and would not
-    /// resume it).
-    mutating func park(_ waiter: Waiter, ticket: Int, isCancelled: Bool) -> Bool {
-        guard bufferedBytes > maximumBufferedBytes, !isCancelled else { return false }
+    /// Parks `waiter` until demand returns: `parked` is false (resume it now) when demand already
+    /// has, or the waiting task was cancelled first (its cancellation has already run and would not
+    /// resume it). `observers` are those of ``whenAwaitingDemand(_:)`` to run now.
+    mutating func park(_ waiter: Waiter, ticket: Int, isCancelled: Bool) -> (parked: Bool, observers: [@Sendable () -> Void]) {
+        guard bufferedBytes > maximumBufferedBytes, !isCancelled else { return (false, []) }
         waiters[ticket] = waiter
-        return true
+        defer { awaitingDemandObservers.removeAll() }
+        return (true, awaitingDemandObservers)
     }
 
     /// The waiting task of `ticket` was cancelled: its waiter, to resume, if still parked.

@@ -164,6 +164,8 @@ public import FoundationNetworking
         /// Message bytes handed to handlers and not yet handled, and the loading task waiting on them.
         var bufferedBytes = 0
         var demandWaiter: CheckedContinuation<Void, Never>?
+        /// Run the next time the loading task waits (see `whenAwaitingDemand(_:)`).
+        var awaitingDemandObservers: [@Sendable () -> Void] = []
     }
 
     /// The most message bytes handlers may have been handed without having handled them before the
@@ -267,11 +269,13 @@ public import FoundationNetworking
         guard socketState.withLock({ $0.bufferedBytes > maximumBufferedBytes }) else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let waits = socketState.withLock { state in
-                    guard state.bufferedBytes > maximumBufferedBytes, !Task.isCancelled else { return false }
+                let (waits, observers) = socketState.withLock { state -> (Bool, [@Sendable () -> Void]) in
+                    guard state.bufferedBytes > maximumBufferedBytes, !Task.isCancelled else { return (false, []) }
                     state.demandWaiter = continuation
-                    return true
+                    defer { state.awaitingDemandObservers.removeAll() }
+                    return (true, state.awaitingDemandObservers)
                 }
+                observers.forEach { $0() }
                 if !waits { continuation.resume() }
             }
         } onCancel: {
@@ -284,6 +288,17 @@ public import FoundationNetworking
 
     /// Whether the loading task is waiting for the handlers to catch up.
     var isAwaitingDemand: Bool { socketState.withLock { $0.demandWaiter != nil } }
+
+    /// Runs `observer` once the loading task is waiting for the handlers to catch up: now, if it
+    /// is, or as it starts waiting (on the loading task's thread).
+    func whenAwaitingDemand(_ observer: @escaping @Sendable () -> Void) {
+        let runNow = socketState.withLock { state -> Bool in
+            guard state.demandWaiter == nil else { return true }
+            state.awaitingDemandObservers.append(observer)
+            return false
+        }
+        if runNow { observer() }
+    }
 
     /// A handler is done with a message of `bytes`.
     private func handled(bytes: Int) {
