@@ -270,6 +270,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The OpenAPI document the committed client in `OpenAPI/Generated` was generated from.
+            exclude: ["OpenAPI/openapi.yaml", "OpenAPI/openapi-generator-config.yaml"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
