@@ -198,9 +198,28 @@ extension LoadingTask {
 }
 
 extension ByteBuffer {
-    /// The readable bytes as `Data`, copied in one step (`Data`'s initializer from a sequence of bytes
-    /// casts the sequence at run time first).
+    /// Readable bytes from which ``readableData`` shares the buffer's memory instead of copying it.
+    static let smallestSharedData = 64 * 1024
+
+    /// The readable bytes as `Data`.
+    ///
+    /// At least ``smallestSharedData`` bytes that fill at least half of their storage are not
+    /// copied: the `Data` refers to the buffer's memory and keeps its storage alive until it is
+    /// released. A copy of a large chunk costs a fresh allocation of its size, which glibc's
+    /// allocator takes from new pages it must fault in and zero (above its mmap threshold, or
+    /// after trimming); sharing spares that and the copy, and holds at most twice the bytes. NIO
+    /// never writes into storage another reference holds, and a `Data` changed in place writes only
+    /// within its own bytes, which no other buffer reads. Smaller or sparser bytes are copied in one
+    /// step (`Data`'s initializer from a sequence of bytes casts the sequence at run time first).
     var readableData: Data {
-        withUnsafeReadableBytes { bytes in bytes.baseAddress.map { Data(bytes: $0, count: bytes.count) } ?? Data() }
+        let shares = readableBytes >= Self.smallestSharedData && readableBytes * 2 >= storageCapacity
+        return withUnsafeReadableBytesWithStorageManagement { bytes, storage in
+            guard let base = bytes.baseAddress else { return Data() }
+            guard shares else { return Data(bytes: base, count: bytes.count) }
+            let owner = storage.retain()
+            return Data(
+                bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count,
+                deallocator: .custom { _, _ in owner.release() })
+        }
     }
 }
