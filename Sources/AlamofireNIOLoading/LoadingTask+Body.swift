@@ -203,16 +203,18 @@ extension ByteBuffer {
 
     /// The readable bytes as `Data`.
     ///
-    /// At least ``smallestSharedData`` bytes that fill at least half of their storage are not
-    /// copied: the `Data` refers to the buffer's memory and keeps its storage alive until it is
-    /// released. A copy of a large chunk costs a fresh allocation of its size, which glibc's
+    /// At least ``smallestSharedData`` bytes that fill at least three quarters of their storage
+    /// are not copied: the `Data` refers to the buffer's memory and keeps its storage alive until
+    /// it is released. A copy of a large chunk costs a fresh allocation of its size, which glibc's
     /// allocator takes from new pages it must fault in and zero (above its mmap threshold, or
-    /// after trimming); sharing spares that and the copy, and holds at most twice the bytes. NIO
-    /// never writes into storage another reference holds, and a `Data` changed in place writes only
-    /// within its own bytes, which no other buffer reads. Smaller or sparser bytes are copied in one
-    /// step (`Data`'s initializer from a sequence of bytes casts the sequence at run time first).
+    /// after trimming); sharing spares that and the copy, and holds at most a third more memory
+    /// than the bytes. NIO never writes into storage another reference holds. The `Data` owns its
+    /// bytes, so one changed in place writes into the buffer's memory: callers hand on the `Data`
+    /// and drop the buffer, so nothing else reads those bytes. Smaller or sparser bytes are copied
+    /// in one step (`Data`'s initializer from a sequence of bytes casts the sequence at run time
+    /// first).
     var readableData: Data {
-        let shares = readableBytes >= Self.smallestSharedData && readableBytes * 2 >= storageCapacity
+        let shares = readableBytes >= Self.smallestSharedData && readableBytes * 4 >= storageCapacity * 3
         return withUnsafeReadableBytesWithStorageManagement { bytes, storage in
             guard let base = bytes.baseAddress else { return Data() }
             guard shares else { return Data(bytes: base, count: bytes.count) }

@@ -18,21 +18,40 @@ import Testing
         return dataBase == bufferBase
     }
 
-    /// A large chunk filling its storage is shared, and stays readable once the buffer is gone.
-    @Test func aLargeDenseChunkIsSharedAndOutlivesItsBuffer() {
+    /// A large chunk filling its storage is shared: the `Data` keeps the storage alive once the
+    /// buffer is gone, and lets it go when released.
+    @Test func aLargeDenseChunkIsSharedAndHeldAsLongAsItsData() {
         let count = ByteBuffer.smallestSharedData
         var buffer: ByteBuffer? = Self.buffer(count: count, capacity: count)
-        let data = buffer!.readableData
+        weak let storage: AnyObject? = buffer!.withUnsafeReadableBytesWithStorageManagement { $1.takeUnretainedValue() }
+        var data: Data? = buffer!.readableData
         let expected = Data(buffer!.readableBytesView)
-        #expect(Self.sharesMemory(data, with: buffer!))
+        #expect(Self.sharesMemory(data!, with: buffer!))
         buffer = nil
+        #expect(storage != nil)
+        #expect(data == expected)
+        data = nil
+        #expect(storage == nil)
+    }
+
+    /// A shared `Data` that grows moves to memory of its own and lets the buffer's storage go.
+    @Test func aSharedDataThatGrowsLetsTheStorageGo() {
+        let count = ByteBuffer.smallestSharedData
+        var buffer: ByteBuffer? = Self.buffer(count: count, capacity: count)
+        weak let storage: AnyObject? = buffer!.withUnsafeReadableBytesWithStorageManagement { $1.takeUnretainedValue() }
+        var data = buffer!.readableData
+        let expected = Data(buffer!.readableBytesView) + [7]
+        buffer = nil
+        data.append(7)
+        #expect(storage == nil)
         #expect(data == expected)
     }
 
-    /// A chunk under the size, or under half of a large storage, is copied.
+    /// A chunk under the size, or under three quarters of a large storage, is copied.
     @Test func smallOrSparseChunksAreCopied() {
         let small = Self.buffer(count: ByteBuffer.smallestSharedData - 1, capacity: ByteBuffer.smallestSharedData - 1)
-        let sparse = Self.buffer(count: ByteBuffer.smallestSharedData, capacity: 4 * ByteBuffer.smallestSharedData)
+        // 64 KiB in 128 KiB: under three quarters full.
+        let sparse = Self.buffer(count: ByteBuffer.smallestSharedData, capacity: 2 * ByteBuffer.smallestSharedData)
         for buffer in [small, sparse] {
             let data = buffer.readableData
             #expect(!Self.sharesMemory(data, with: buffer))
@@ -41,21 +60,25 @@ import Testing
         #expect(ByteBuffer().readableData.isEmpty)
     }
 
-    /// A shared `Data` changed in place writes only its own bytes: a second slice of the same storage
-    /// keeps what it read.
+    /// A shared `Data` changed in place writes within its own bytes only: a second slice of the same
+    /// storage keeps what it read.
     @Test func changingASharedDataLeavesOtherSlicesAlone() throws {
-        let half = ByteBuffer.smallestSharedData
-        var whole = Self.buffer(count: 2 * half, capacity: 2 * half)
-        let firstRead = whole.readSlice(length: half)
-        let secondRead = whole.readSlice(length: half)
+        let storage = 2 * ByteBuffer.smallestSharedData
+        let firstLength = storage - 16 * 1024
+        var whole = Self.buffer(count: storage, capacity: storage)
+        let firstRead = whole.readSlice(length: firstLength)
+        let secondRead = whole.readSlice(length: storage - firstLength)
         let first = try #require(firstRead)
         let second = try #require(secondRead)
         let secondBefore = Data(second.readableBytesView)
+        var expected = Data(first.readableBytesView)
         var data = first.readableData
         #expect(Self.sharesMemory(data, with: first))
         data[data.startIndex] ^= 0xFF
-        data.append(contentsOf: [1, 2, 3])
+        data[data.endIndex - 1] ^= 0xFF
+        expected[expected.startIndex] ^= 0xFF
+        expected[expected.endIndex - 1] ^= 0xFF
+        #expect(data == expected)
         #expect(Data(second.readableBytesView) == secondBefore)
-        #expect(data.count == half + 3)
     }
 }

@@ -282,6 +282,8 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let total = 32 << 20
             let gate = DispatchSemaphore(value: 0)
+            // A failed wait must not leave the handler holding the suite's queue.
+            defer { gate.signal() }
             let received = Mutex(0)
             let request = keepAlive(Session()).streamRequest(server.url("/stream-bytes/\(total)?chunk_size=65536"))
             let completion = Task {
@@ -298,6 +300,7 @@ import FoundationNetworking
             let awaitingDemand = OneTimeSignal()
             request.whenAwaitingDemand { awaitingDemand.fire() }
             try await withTimeout { try await awaitingDemand.wait() }
+            #expect(request.isAwaitingDemand)
             let loaded = request.downloadProgress.completedUnitCount
             #expect(loaded < 8 << 20, "\(loaded) bytes read while the handler was stuck")
             gate.signal()

@@ -131,5 +131,19 @@ import Testing
         _ = delivery.consumerHandled(bytes: 20, byHandler: true)
         let againIssued = delivery.demandTicket()
         #expect(againIssued == nil)
+        // A later wait hands back only observers added since; the end lets unrun ones go.
+        _ = delivery.chunkArrived(bytes: 20)
+        let laterIssued = delivery.demandTicket()
+        let later = delivery.park("later", ticket: try #require(laterIssued), isCancelled: false)
+        #expect(later.parked && later.observers.isEmpty)
+        _ = delivery.consumerHandled(bytes: 20, byHandler: true)
+        let unrun = delivery.whenAwaitingDemand { runs.withLock { $0.append("unrun") } }
+        #expect(unrun == nil)
+        _ = delivery.ended(error: nil)
+        _ = delivery.chunkArrived(bytes: 20)
+        let afterEndIssued = delivery.demandTicket()
+        let afterEnd = delivery.park("after end", ticket: try #require(afterEndIssued), isCancelled: false)
+        #expect(afterEnd.observers.isEmpty)
+        #expect(runs.withLock { $0 } == ["early", "late"])
     }
 }

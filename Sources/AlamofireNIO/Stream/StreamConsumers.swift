@@ -89,6 +89,8 @@ struct StreamConsumers<Waiter> {
     mutating func ended(error: AFError?) -> (inputStream: DataStreamInputStream?, resume: [Waiter]) {
         hasEnded = true
         endError = error
+        // The task will not wait again: observers of a wait are let go (they may hold the request).
+        awaitingDemandObservers.removeAll()
         return (inputStream, takeWaiters())
     }
 

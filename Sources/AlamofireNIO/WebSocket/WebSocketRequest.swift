@@ -211,8 +211,9 @@ public import FoundationNetworking
             state.pingGeneration += 1
             state.isOpen = false
             state.hasEnded = true
-            // The handlers hold the request: let them go with it.
+            // The handlers (and observers of a wait, which may) hold the request: let them go with it.
             state.handlers.removeAll()
+            state.awaitingDemandObservers.removeAll()
             defer {
                 state.enqueuedSends.removeAll()
                 state.demandWaiter = nil
