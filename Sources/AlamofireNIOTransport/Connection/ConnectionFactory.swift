@@ -371,12 +371,7 @@ struct ConnectionFactory: Sendable {
             let handler = try NIOSSLClientHandler(
                 context: setup.context, serverHostname: origin.isIPAddress ? nil : origin.host,
                 customVerificationCallbackWithMetadata: trustCallback(origin: origin, anchors: setup.anchors, failure: trustFailure))
-            let observer = TLSHandshakeObserver(promise: channel.eventLoop.makePromise(), errorAfterHandshake: errorAfterHandshake)
-            // The observer first, so that it sees the handshake the TLS handler starts when added.
-            try channel.pipeline.syncOperations.addHandler(observer)
-            try channel.pipeline.syncOperations.addHandler(handler, position: .before(observer))
-            guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection before the TLS handshake") }
-            return observer.handshake
+            return try Self.addTLS(handler, to: channel, errorAfterHandshake: errorAfterHandshake)
         }.get()
         do {
             return try await withDeadline(deadline, on: channel) { try await handshake.get() }
@@ -389,6 +384,26 @@ struct ConnectionFactory: Sendable {
             if let error = error as? TransportError { throw error }
             // An alert about the client's certificate in `error` is read by the caller.
             throw TransportError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", underlyingError: error)
+        }
+    }
+
+    /// Adds `handler` and an observer of its handshake to `channel`'s pipeline, on its event loop:
+    /// the future ends with the protocol ALPN chose. A channel that closed first (its pipeline takes
+    /// no handler) fails the observer's promise as it throws, so no promise is left unfulfilled.
+    static func addTLS(
+        _ handler: any ChannelHandler, to channel: any Channel, errorAfterHandshake: NIOLockedValueBox<(any Error)?>
+    ) throws -> EventLoopFuture<String?> {
+        let promise = channel.eventLoop.makePromise(of: String?.self)
+        do {
+            let observer = TLSHandshakeObserver(promise: promise, errorAfterHandshake: errorAfterHandshake)
+            // The observer first, so that it sees the handshake the TLS handler starts when added.
+            try channel.pipeline.syncOperations.addHandler(observer)
+            try channel.pipeline.syncOperations.addHandler(handler, position: .before(observer))
+            guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection before the TLS handshake") }
+            return promise.futureResult
+        } catch {
+            promise.fail(error)
+            throw error
         }
     }
 
@@ -497,9 +512,6 @@ final class TLSHandshakeObserver: ChannelInboundHandler, RemovableChannelHandler
         self.promise = promise
         self.errorAfterHandshake = errorAfterHandshake
     }
-
-    /// The protocol ALPN chose (nil when the server chose none).
-    var handshake: EventLoopFuture<String?> { promise.futureResult }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case TLSUserEvent.handshakeCompleted(let negotiated) = event {
