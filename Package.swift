@@ -176,7 +176,8 @@ let package = Package(
         .executableTarget(
             name: "transport-probe",
             dependencies: [
-                "AlamofireNIOTransport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                "AlamofireNIOTransport", "ChildProcess", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -228,7 +229,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "httpbin-server",
-            dependencies: [httpBinServer],
+            dependencies: [httpBinServer, "ChildProcess"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

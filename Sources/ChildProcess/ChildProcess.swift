@@ -20,6 +20,11 @@ import Glibc
 ///
 /// The program is reaped only under the lock that ``signal(_:)`` takes, so a signal never reaches
 /// another process that was given the same id after this one ended.
+///
+/// A program in a process group of its own outlives this process: if this process crashes, the
+/// program runs on, and keeps open any of this process's descriptors it was given (its standard
+/// error, say, which `swift test` waits on). Started `endingWithParent`, a program that calls
+/// ``Lifeline/endWithParent(program:)`` ends as soon as this process does (see ``Lifeline``).
 public final class ChildProcess: Sendable {
     /// How a program ended.
     public enum Termination: Equatable, Sendable {
@@ -46,6 +51,9 @@ public final class ChildProcess: Sendable {
     public let output: FileHandle
     /// The read end of the pipe the program's standard error goes to, when it has one of its own.
     public let errors: FileHandle?
+    /// The write end of the program's lifeline, when it was started `endingWithParent`: never
+    /// written, it closes when this object is released or this process ends.
+    private let lifeline: Mutex<Int32?>
     /// How the program ended, once reaped: set only while holding the lock, as `signal` checks it.
     private let termination = Mutex<Termination?>(nil)
 
@@ -55,32 +63,48 @@ public final class ChildProcess: Sendable {
     ///     own, or ``errors`` with `capturingErrors`.
     ///   - capturingErrors: whether standard error goes to a pipe of its own, read from ``errors``
     ///     (only without `mergingErrors`, which takes precedence).
-    public init(_ executable: String, _ arguments: [String], mergingErrors: Bool = true, capturingErrors: Bool = false) throws {
+    ///   - endingWithParent: whether standard input is a lifeline instead of `/dev/null`: a pipe
+    ///     this object holds open and never writes to, named in the program's environment, so a
+    ///     program that calls ``Lifeline/endWithParent(program:)`` ends when this process ends or
+    ///     ``releaseLifeline()`` is called.
+    public init(
+        _ executable: String, _ arguments: [String], mergingErrors: Bool = true, capturingErrors: Bool = false,
+        endingWithParent: Bool = false
+    ) throws {
         guard let pipe2 = GNUExtensions.pipe2, let closeFrom = GNUExtensions.closeFrom else {
             throw SpawnError(description: "glibc 2.34 or later is needed (pipe2, posix_spawn_file_actions_addclosefrom_np)")
         }
-        var pipe: [Int32] = [0, 0]
-        // Close-on-exec from the start: a program another thread starts meanwhile inherits neither end.
-        guard pipe2(&pipe, O_CLOEXEC) == 0 else { throw SpawnError(description: "pipe2: errno \(errno)") }
-        defer { close(pipe[1]) }
-        var errorPipe: [Int32] = [-1, -1]
-        if capturingErrors, !mergingErrors {
-            guard pipe2(&errorPipe, O_CLOEXEC) == 0 else {
-                close(pipe[0])
-                throw SpawnError(description: "pipe2: errno \(errno)")
-            }
+        // Every pipe is close-on-exec from the start: a program another thread starts meanwhile
+        // inherits no end of it. Each end this process keeps is closed if starting fails.
+        var kept: [Int32] = []
+        var started = false
+        defer { if !started { kept.forEach { close($0) } } }
+        func makePipe() throws -> (read: Int32, write: Int32) {
+            var ends: [Int32] = [0, 0]
+            guard pipe2(&ends, O_CLOEXEC) == 0 else { throw SpawnError(description: "pipe2: errno \(errno)") }
+            return (ends[0], ends[1])
         }
-        defer { if errorPipe[1] >= 0 { close(errorPipe[1]) } }
+        let pipe = try makePipe()
+        kept.append(pipe.read)
+        defer { close(pipe.write) }
+        let errorPipe = capturingErrors && !mergingErrors ? try makePipe() : nil
+        if let errorPipe { kept.append(errorPipe.read) }
+        defer { if let errorPipe { close(errorPipe.write) } }
+        let lifelinePipe = endingWithParent ? try makePipe() : nil
+        if let lifelinePipe { kept.append(lifelinePipe.write) }
+        defer { if let lifelinePipe { close(lifelinePipe.read) } }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
-        if mergingErrors { posix_spawn_file_actions_adddup2(&actions, pipe[1], 2) }
-        if errorPipe[1] >= 0 { posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2) }
+        if let lifelinePipe {
+            posix_spawn_file_actions_adddup2(&actions, lifelinePipe.read, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, pipe.write, 1)
+        if mergingErrors { posix_spawn_file_actions_adddup2(&actions, pipe.write, 2) }
+        if let errorPipe { posix_spawn_file_actions_adddup2(&actions, errorPipe.write, 2) }
         guard closeFrom(&actions, 3) == 0 else {
-            close(pipe[0])
-            if errorPipe[0] >= 0 { close(errorPipe[0]) }
             throw SpawnError(description: "posix_spawn_file_actions_addclosefrom_np failed")
         }
         var attributes = posix_spawnattr_t()
@@ -98,15 +122,30 @@ public final class ChildProcess: Sendable {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-        guard result == 0 else {
-            close(pipe[0])
-            if errorPipe[0] >= 0 { close(errorPipe[0]) }
-            throw SpawnError(description: "posix_spawn \(executable): errno \(result)")
-        }
+        let result =
+            if endingWithParent {
+                Lifeline.withEnvironment { posix_spawn(&pid, executable, &actions, &attributes, argv, $0) }
+            } else {
+                posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+            }
+        guard result == 0 else { throw SpawnError(description: "posix_spawn \(executable): errno \(result)") }
+        started = true
         processIdentifier = pid
-        output = FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true)
-        errors = errorPipe[0] >= 0 ? FileHandle(fileDescriptor: errorPipe[0], closeOnDealloc: true) : nil
+        output = FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true)
+        errors = errorPipe.map { FileHandle(fileDescriptor: $0.read, closeOnDealloc: true) }
+        lifeline = Mutex(lifelinePipe?.write)
+    }
+
+    deinit { releaseLifeline() }
+
+    /// Closes the program's lifeline (see `endingWithParent`), as this process ending would: a
+    /// program watching it ends. Does nothing for a program started without one.
+    public func releaseLifeline() {
+        let descriptor = lifeline.withLock { descriptor in
+            defer { descriptor = nil }
+            return descriptor
+        }
+        if let descriptor { close(descriptor) }
     }
 
     /// Everything the program writes until it closes its output, then how it ended. The blocking reads

@@ -224,6 +224,7 @@ func reachability() async throws -> String {
     return "statuses=\(statuses.joined(separator: ",")) host=\(name(hostStatus)) after=\(name(host.status))"
 }
 
+Lifeline.endWithParent(program: "alamofire-probe")
 do {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments == ["reachability"] {

@@ -1,3 +1,4 @@
+import ChildProcess
 import Dispatch
 import Foundation
 import HTTPBinServer
@@ -70,6 +71,7 @@ func waitForTermination() async {
     sources.forEach { $0.cancel() }
 }
 
+Lifeline.endWithParent(program: "httpbin-server")
 let usage = "usage: httpbin-server [--host H] [--port N] [--tls] [--ca-file PATH] [--idle-timeout SECONDS] [--verbose]"
 switch Options.parse(Array(CommandLine.arguments.dropFirst())) {
 case .failure(let error):

@@ -1,4 +1,5 @@
 import AlamofireNIOTransport
+import ChildProcess
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -54,6 +55,7 @@ func run(_ arguments: [String]) async throws -> String {
 
 enum ProbeError: Error { case usage }
 
+Lifeline.endWithParent(program: "transport-probe")
 do {
     print(try await run(Array(CommandLine.arguments.dropFirst())))
 } catch {

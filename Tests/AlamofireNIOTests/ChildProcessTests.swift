@@ -57,6 +57,27 @@ import Testing
         #expect(listed.termination == .exited(0))
     }
 
+    @Test func aLifelineIsStandardInputNamedInTheEnvironment() async throws {
+        let script = "echo \"${CHILD_PROCESS_LIFELINE:-none}\"; if test -p /dev/stdin; then echo pipe; else echo other; fi"
+        let tied = try await ChildProcess("/bin/sh", ["-c", script], endingWithParent: true).outputAndTermination()
+        #expect(String(decoding: tied.output, as: UTF8.self) == "stdin\npipe\n")
+        #expect(tied.termination == .exited(0))
+        let untied = try await shell(script)
+        #expect(untied.output == "none\nother\n")
+    }
+
+    @Test func releasingTheLifelineEndsItsStandardInput() async throws {
+        // `cat` copies its standard input until end-of-file: the lifeline's, once released.
+        let process = try ChildProcess("/bin/cat", [], endingWithParent: true)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { process.signal(SIGKILL) }
+        #expect(process.isRunning)
+        process.releaseLifeline()
+        process.releaseLifeline()
+        let (output, termination) = await process.outputAndTermination()
+        #expect(output.isEmpty)
+        #expect(termination == .exited(0))
+    }
+
     @Test func aMissingProgramThrows() {
         #expect(throws: ChildProcess.SpawnError.self) { try ChildProcess("/nonexistent/program", []) }
     }

@@ -109,7 +109,7 @@ import Testing
 
     /// Runs `alamofire-probe` (built beside the tests) and returns its `key=value` report.
     func runProbe(_ arguments: String...) async throws -> [String: String] {
-        let (status, output) = try await runProgram(probeURL.path, arguments, limit: 300, mergingErrors: false)
+        let (status, output) = try await runProgram(probeURL.path, arguments, limit: 300, mergingErrors: false, endingWithParent: true)
         var report: [String: String] = ["exit": String(status)]
         for field in output.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
             let pair = field.split(separator: "=", maxSplits: 1)

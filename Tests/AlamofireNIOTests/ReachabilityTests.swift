@@ -189,7 +189,7 @@ final class InjectedRoutingSource: RoutingMessageSource, @unchecked Sendable {
         }
         // Foundation's `Process` needs a loopback socket pair: the namespace's `lo` goes up first.
         let report = try await runProgram(
-            "/usr/bin/unshare", ["-rn", "sh", "-c", "ip link set lo up && exec \"$0\" reachability", probe.path])
+            "/usr/bin/unshare", ["-rn", "sh", "-c", "ip link set lo up && exec \"$0\" reachability", probe.path], endingWithParent: true)
         #expect(report.status == 0)
         #expect(
             report.output.trimmingCharacters(in: .whitespacesAndNewlines)

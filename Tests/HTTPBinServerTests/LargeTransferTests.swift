@@ -5,15 +5,18 @@ import NIOHTTP1
 import Testing
 
 /// Runs the `httpbin-server` executable in a process of its own, so its memory can be measured
-/// apart from the test process.
+/// apart from the test process. It ends with the tests, should they crash (its lifeline).
 final class ServerProcess {
     let process: ChildProcess
     let baseURL: URL
 
-    init() async throws {
+    /// - Parameter capturingErrors: whether its standard error goes to `process.errors` instead of the tests' own.
+    init(capturingErrors: Bool = false) async throws {
         // The test bundle and the executable are built into the same directory.
         let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        let process = try ChildProcess(directory.appendingPathComponent("httpbin-server").path, ["--port", "0"], mergingErrors: false)
+        let process = try ChildProcess(
+            directory.appendingPathComponent("httpbin-server").path, ["--port", "0"], mergingErrors: false, capturingErrors: capturingErrors,
+            endingWithParent: true)
         self.process = process
         let line = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
@@ -42,6 +45,18 @@ final class ServerProcess {
     func stop() {
         process.signal(SIGTERM)
         process.waitUntilExit()
+    }
+}
+
+@Suite struct ServerLifelineTests {
+    @Test func theServerEndsWhenTheProcessThatStartedItLetsGo() async throws {
+        let process = try await ServerProcess(capturingErrors: true).process
+        // Killed after 30 s if the lifeline did not end it: the test then fails instead of waiting.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { process.signal(SIGKILL) }
+        process.releaseLifeline()
+        let (_, errors, termination) = await process.outputErrorsAndTermination()
+        #expect(termination == .exited(1))
+        #expect(String(decoding: errors, as: UTF8.self) == "httpbin-server: the process that started this one has ended\n")
     }
 }
 
