@@ -15,8 +15,8 @@ final class ServerProcess {
         // The test bundle and the executable are built into the same directory.
         let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         let process = try ChildProcess(
-            directory.appendingPathComponent("httpbin-server").path, ["--port", "0"], mergingErrors: false, capturingErrors: capturingErrors,
-            endingWithParent: true)
+            directory.appendingPathComponent("httpbin-server").path, ["--port", "0"], mergingErrors: false,
+            capturingErrors: capturingErrors, endingWithParent: true)
         self.process = process
         let line = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
