@@ -15,7 +15,8 @@ import Testing
     /// Runs the probe and returns its `key=value` report.
     func probe(_ arguments: String...) async throws -> [String: String] {
         let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        let process = try ChildProcess(directory.appendingPathComponent("transport-probe").path, arguments, mergingErrors: false, endingWithParent: true)
+        let process = try ChildProcess(
+            directory.appendingPathComponent("transport-probe").path, arguments, mergingErrors: false, endingWithParent: true)
         let (data, termination) = await process.outputAndTermination()
         var report: [String: String] = ["exit": String(termination.status)]
         for field in String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }) {
