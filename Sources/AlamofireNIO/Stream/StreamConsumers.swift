@@ -29,7 +29,7 @@ struct StreamConsumers<Waiter> {
     private var waiters: [Int: Waiter] = [:]
     private var nextWaiter = 0
     /// Run the next time the loading task parks (see ``whenAwaitingDemand(_:)``).
-    private var awaitingDemandObservers: [@Sendable () -> Void] = []
+    private var demandObservers = DemandObservers()
     let maximumBufferedBytes: Int
 
     init(maximumBufferedBytes: Int) {
@@ -42,9 +42,7 @@ struct StreamConsumers<Waiter> {
     /// `observer`, to run now, when the loading task is waiting; otherwise it is kept and
     /// ``park(_:ticket:isCancelled:)`` hands it back once the task parks.
     mutating func whenAwaitingDemand(_ observer: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
-        if isAwaitingDemand { return observer }
-        awaitingDemandObservers.append(observer)
-        return nil
+        demandObservers.add(observer, isAwaitingDemand: isAwaitingDemand)
     }
 
     mutating func addHandler(_ handler: @escaping @Sendable (Data) -> Void) {
@@ -89,8 +87,7 @@ struct StreamConsumers<Waiter> {
     mutating func ended(error: AFError?) -> (inputStream: DataStreamInputStream?, resume: [Waiter]) {
         hasEnded = true
         endError = error
-        // The task will not wait again: observers of a wait are let go (they may hold the request).
-        awaitingDemandObservers.removeAll()
+        demandObservers.requestEnded()
         return (inputStream, takeWaiters())
     }
 
@@ -108,8 +105,7 @@ struct StreamConsumers<Waiter> {
     mutating func park(_ waiter: Waiter, ticket: Int, isCancelled: Bool) -> (parked: Bool, observers: [@Sendable () -> Void]) {
         guard bufferedBytes > maximumBufferedBytes, !isCancelled else { return (false, []) }
         waiters[ticket] = waiter
-        defer { awaitingDemandObservers.removeAll() }
-        return (true, awaitingDemandObservers)
+        return (true, demandObservers.taskParked())
     }
 
     /// The waiting task of `ticket` was cancelled: its waiter, to resume, if still parked.

@@ -165,7 +165,7 @@ public import FoundationNetworking
         var bufferedBytes = 0
         var demandWaiter: CheckedContinuation<Void, Never>?
         /// Run the next time the loading task waits (see `whenAwaitingDemand(_:)`).
-        var awaitingDemandObservers: [@Sendable () -> Void] = []
+        var demandObservers = DemandObservers()
     }
 
     /// The most message bytes handlers may have been handed without having handled them before the
@@ -213,7 +213,7 @@ public import FoundationNetworking
             state.hasEnded = true
             // The handlers (and observers of a wait, which may) hold the request: let them go with it.
             state.handlers.removeAll()
-            state.awaitingDemandObservers.removeAll()
+            state.demandObservers.requestEnded()
             defer {
                 state.enqueuedSends.removeAll()
                 state.demandWaiter = nil
@@ -273,8 +273,7 @@ public import FoundationNetworking
                 let (waits, observers) = socketState.withLock { state -> (Bool, [@Sendable () -> Void]) in
                     guard state.bufferedBytes > maximumBufferedBytes, !Task.isCancelled else { return (false, []) }
                     state.demandWaiter = continuation
-                    defer { state.awaitingDemandObservers.removeAll() }
-                    return (true, state.awaitingDemandObservers)
+                    return (true, state.demandObservers.taskParked())
                 }
                 observers.forEach { $0() }
                 if !waits { continuation.resume() }
@@ -293,12 +292,11 @@ public import FoundationNetworking
     /// Runs `observer` once the loading task is waiting for the handlers to catch up: now, if it
     /// is, or as it starts waiting (on the loading task's thread).
     func whenAwaitingDemand(_ observer: @escaping @Sendable () -> Void) {
-        let runNow = socketState.withLock { state -> Bool in
-            guard state.demandWaiter == nil else { return true }
-            state.awaitingDemandObservers.append(observer)
-            return false
+        let runNow = socketState.withLock { state in
+            let isAwaitingDemand = state.demandWaiter != nil
+            return state.demandObservers.add(observer, isAwaitingDemand: isAwaitingDemand)
         }
-        if runNow { observer() }
+        runNow?()
     }
 
     /// A handler is done with a message of `bytes`.
