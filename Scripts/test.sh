@@ -8,8 +8,14 @@
 # start, and tests whose waits have a wall-clock limit (10 to 30 s for a paced download, a stream's
 # demand, a publisher's completion) fail. With 16 at a time the whole run also ends sooner (about
 # 270 s against 300 s). Extra arguments (`--filter X`, `--skip Y`) go to `swift test`.
+#
+# The tests get a temporary directory of their own (TMPDIR), removed afterwards: a download without
+# a destination keeps its file there, as in Alamofire, and about twenty tests make one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --build-tests --enable-all-traits
+TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/alamofire-nio-tests.XXXXXX")
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-16} \
     swift test --skip-build --enable-all-traits "$@"
