@@ -10,7 +10,7 @@
 # 270 s against 300 s). Extra arguments (`--filter X`, `--skip Y`) go to `swift test`.
 #
 # The tests get a temporary directory of their own (TMPDIR), removed afterwards: a download without
-# a destination keeps its file there, as in Alamofire, and about twenty tests make one.
+# a destination keeps its file there, as in Alamofire, and several tests leave one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --build-tests --enable-all-traits

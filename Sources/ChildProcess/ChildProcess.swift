@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// A program started with `posix_spawn`, its standard output (and, if asked, its standard error)
-/// going to a pipe whose read end is ``output``; standard input is `/dev/null`. The tests' helper
+/// going to a pipe whose read end is ``output``; standard input is `/dev/null` (or a lifeline, with
+/// `endingWithParent`). The tests' helper
 /// programs (`openssl`, the probes, the server) run through it.
 ///
 /// Not Foundation's `Process`: on Linux its `run()` finds the highest open descriptor by copying
@@ -21,9 +22,8 @@ import Glibc
 /// The program is reaped only under the lock that ``signal(_:)`` takes, so a signal never reaches
 /// another process that was given the same id after this one ended.
 ///
-/// A program in a process group of its own outlives this process: if this process crashes, the
-/// program runs on, and keeps open any of this process's descriptors it was given (its standard
-/// error, say, which `swift test` waits on). Started `endingWithParent`, a program that calls
+/// A program outlives this process: if this process crashes, the program runs on, and keeps open any
+/// of this process's descriptors it was given (its standard error, say, which `swift test` waits on). Started `endingWithParent`, a program that calls
 /// ``Lifeline/endWithParent(program:)`` ends as soon as this process does (see ``Lifeline``).
 public final class ChildProcess: Sendable {
     /// How a program ended.

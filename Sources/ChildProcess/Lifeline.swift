@@ -33,8 +33,21 @@ public enum Lifeline {
             var byte: UInt8 = 0
             while true {
                 let count = read(0, &byte, 1)
-                if count > 0 || (count < 0 && errno == EINTR) { continue }
-                // End-of-file, or the pipe failing: either way, the parent is gone.
+                if count > 0 { continue }
+                if count < 0 {
+                    switch errno {
+                    case EINTR: continue
+                    case EAGAIN:
+                        // Someone made the pipe non-blocking: wait until it is readable or hung up.
+                        var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+                        _ = poll(&descriptor, 1, -1)
+                        continue
+                    default:
+                        // Standard input closed or unusable in this program: no longer a lifeline.
+                        return
+                    }
+                }
+                // End-of-file: every write end is closed, so the parent is gone.
                 message.withCString { _ = write(2, $0, strlen($0)) }
                 _exit(1)
             }
@@ -44,15 +57,21 @@ public enum Lifeline {
     /// Runs `body` with this process's environment plus the lifeline's variable, as `posix_spawn`
     /// takes one.
     static func withEnvironment<Result>(_ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Result) -> Result {
-        var entries: [String] = []
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if !text.hasPrefix(environmentVariable + "=") { entries.append(text) }
-            entry += 1
+        // The entries are copied byte for byte (a variable need not be UTF-8), all but an earlier
+        // lifeline's; `environ` is nil after `clearenv`.
+        let prefix = environmentVariable + "="
+        var envp: [UnsafeMutablePointer<CChar>?] = []
+        // Swift imports `environ` as never nil: its address is checked as a number.
+        if var entry = UnsafeMutableRawPointer(bitPattern: Int(bitPattern: environ))?
+            .assumingMemoryBound(to: UnsafeMutablePointer<CChar>?.self)
+        {
+            while let pointer = entry.pointee {
+                if strncmp(pointer, prefix, prefix.utf8.count) != 0 { envp.append(strdup(pointer)) }
+                entry += 1
+            }
         }
-        entries.append(environmentVariable + "=stdin")
-        let envp = entries.map { strdup($0) } + [nil]
+        envp.append(strdup(prefix + "stdin"))
+        envp.append(nil)
         defer { envp.forEach { free($0) } }
         return envp.withUnsafeBufferPointer { body($0.baseAddress!) }
     }

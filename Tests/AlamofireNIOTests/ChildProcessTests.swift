@@ -78,6 +78,18 @@ import Testing
         #expect(termination == .exited(0))
     }
 
+    @Test func oneProgramsLifelineReachesNoOtherProgram() async throws {
+        // Were the first lifeline's write end inherited by the second program, releasing it would not end the first.
+        let first = try ChildProcess("/bin/cat", [], endingWithParent: true)
+        let second = try ChildProcess("/bin/cat", [], endingWithParent: true)
+        for process in [first, second] { DispatchQueue.global().asyncAfter(deadline: .now() + 10) { process.signal(SIGKILL) } }
+        first.releaseLifeline()
+        #expect(await first.outputAndTermination().termination == .exited(0))
+        #expect(second.isRunning)
+        second.releaseLifeline()
+        #expect(await second.outputAndTermination().termination == .exited(0))
+    }
+
     @Test func aMissingProgramThrows() {
         #expect(throws: ChildProcess.SpawnError.self) { try ChildProcess("/nonexistent/program", []) }
     }
