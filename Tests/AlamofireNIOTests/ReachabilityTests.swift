@@ -44,10 +44,13 @@ final class InjectedRoutingSource: RoutingMessageSource, @unchecked Sendable {
     let table = Mutex(RoutingTable())
     /// What `start` delivers at once: the dump.
     let initial: [UInt8]
+    /// Run first thing in `start`, before the source counts as started.
+    let beforeStart = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(initial: [UInt8]) { self.initial = initial }
 
     func start(on queue: DispatchQueue, deliver: @escaping @Sendable (RoutingSourceEvent) -> Void) -> Bool {
+        beforeStart.withLock { $0 }?()
         delivery.withLock { $0 = (queue, deliver) }
         inject(initial)
         return true
@@ -266,6 +269,32 @@ final class InjectedRoutingSource: RoutingMessageSource, @unchecked Sendable {
         }
         #expect(error.code == .notConnectedToInternet)
         #expect(request.retryCount == 0)
+        #expect(!source.isStarted)
+    }
+
+    /// Seen once under ThreadSanitizer: the wait ended between the retrier scheduling it and starting its
+    /// monitor, so the monitor was stopped before it started and then listened on, for nobody.
+    @Test func aWaitEndingBeforeItsMonitorStartsLeavesTheMonitorStopped() async throws {
+        let source = InjectedRoutingSource(initial: Netlink.dump())
+        let clock = ManualScheduler()
+        let retrier = OfflineRetrier(
+            monitor: NetworkPathMonitor(source: source, accepting: { _ in true }), maximumWait: .milliseconds(1500), scheduler: clock)
+        let answers = Mutex([String]())
+        let answered = DispatchSemaphore(value: 0)
+        source.beforeStart.withLock { hook in
+            hook = {
+                // The wait ends, and its answer is given, before the source starts.
+                clock.takeNow()?.fire()
+                _ = answered.wait(timeout: .now() + 10)
+            }
+        }
+        let session = Session(startRequestsImmediately: false)
+        let request = session.request("http://127.0.0.1:1/get")
+        retrier.retry(request, for: session, dueTo: URLError(.notConnectedToInternet)) { result in
+            answers.withLock { $0.append(String(describing: result)) }
+            answered.signal()
+        }
+        #expect(answers.withLock { $0 } == ["doNotRetry"])
         #expect(!source.isStarted)
     }
 

@@ -136,8 +136,11 @@ public final class OfflineRetrier: RequestAdapter, RequestRetrier, RequestInterc
             scheduler.schedule(after: maximumWait.seconds, on: Self.monitorQueue, timeout)
             return monitor
         }
-        // Started outside the lock: its first answer may come at once.
-        monitor?.start(on: Self.monitorQueue) { [weak self] in self?.perform(.retry) }
+        guard let monitor else { return }
+        // Started outside the lock: its first answer may come at once. A wait that ended before the
+        // start has already stopped the monitor, which then started anyway: it is stopped again.
+        monitor.start(on: Self.monitorQueue) { [weak self] in self?.perform(.retry) }
+        if state.withLock({ $0.currentMonitor !== monitor }) { monitor.stop() }
     }
 
     /// Connectivity came back (retry) or the wait ended (do not retry, keeping the original error).

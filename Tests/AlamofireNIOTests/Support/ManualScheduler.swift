@@ -68,6 +68,11 @@ final class ManualScheduler: DelayedWorkScheduler {
         }
     }
 
+    /// The first piece of work scheduled and not yet taken, taken now; nil when there is none.
+    func takeNow() -> Pending? {
+        state.withLock { state in state.pending.isEmpty ? nil : state.pending.removeFirst() }
+    }
+
     /// How many pieces of work are scheduled and not yet taken.
     var pendingCount: Int { state.withLock { $0.pending.count } }
 }
