@@ -8,8 +8,7 @@ import Glibc
 
 /// A program started with `posix_spawn`, its standard output (and, if asked, its standard error)
 /// going to a pipe whose read end is ``output``; standard input is `/dev/null` (or a lifeline, with
-/// `endingWithParent`). The tests' helper
-/// programs (`openssl`, the probes, the server) run through it.
+/// `endingWithParent`). The tests' helper programs (`openssl`, the probes, the server) run through it.
 ///
 /// Not Foundation's `Process`: on Linux its `run()` finds the highest open descriptor by copying
 /// each `/proc/self/fd` entry's whole `d_name` out of `readdir`'s buffer, which reads past the end
@@ -23,8 +22,9 @@ import Glibc
 /// another process that was given the same id after this one ended.
 ///
 /// A program outlives this process: if this process crashes, the program runs on, and keeps open any
-/// of this process's descriptors it was given (its standard error, say, which `swift test` waits on). Started `endingWithParent`, a program that calls
-/// ``Lifeline/endWithParent(program:)`` ends as soon as this process does (see ``Lifeline``).
+/// of this process's descriptors it was given (its standard error, say, which `swift test` waits
+/// on). Started `endingWithParent`, a program that calls ``Lifeline/endWithParent(program:)`` ends
+/// as soon as this process does (see ``Lifeline``).
 public final class ChildProcess: Sendable {
     /// How a program ended.
     public enum Termination: Equatable, Sendable {

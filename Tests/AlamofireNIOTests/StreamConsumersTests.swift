@@ -153,26 +153,26 @@ import Testing
     @Test func keptUntilTheTaskParksRunAtOnceWhileItWaitsLetGoAtTheEnd() {
         var observers = DemandObservers()
         let runs = Mutex([String]())
-        #expect(observers.add({ runs.withLock { $0.append("first") } }, isAwaitingDemand: false) == nil)
-        #expect(observers.add({ runs.withLock { $0.append("second") } }, isAwaitingDemand: false) == nil)
+        #expect(observers.add({ runs.withLock { $0.append("first") } }, isAwaitingDemand: false, hasEnded: false) == nil)
+        #expect(observers.add({ runs.withLock { $0.append("second") } }, isAwaitingDemand: false, hasEnded: false) == nil)
         #expect(observers.count == 2)
         let parked = observers.taskParked()
         #expect(observers.count == 0)
         parked.forEach { $0() }
         #expect(runs.withLock { $0 } == ["first", "second"])
         // While the task waits, an observer comes straight back to run.
-        let now = observers.add({ runs.withLock { $0.append("now") } }, isAwaitingDemand: true)
+        let now = observers.add({ runs.withLock { $0.append("now") } }, isAwaitingDemand: true, hasEnded: false)
         #expect(observers.count == 0)
         now?()
         #expect(runs.withLock { $0 } == ["first", "second", "now"])
         // A second park hands back only observers added since.
         #expect(observers.taskParked().isEmpty)
-        _ = observers.add({ runs.withLock { $0.append("unrun") } }, isAwaitingDemand: false)
+        _ = observers.add({ runs.withLock { $0.append("unrun") } }, isAwaitingDemand: false, hasEnded: false)
         #expect(observers.count == 1)
         observers.requestEnded()
         #expect(observers.count == 0)
         // After the end an observer is not kept (the task will not wait again).
-        #expect(observers.add({ runs.withLock { $0.append("late") } }, isAwaitingDemand: false) == nil)
+        #expect(observers.add({ runs.withLock { $0.append("late") } }, isAwaitingDemand: false, hasEnded: true) == nil)
         #expect(observers.count == 0)
         #expect(observers.taskParked().isEmpty)
         #expect(runs.withLock { $0 } == ["first", "second", "now"])

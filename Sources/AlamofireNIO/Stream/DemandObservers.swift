@@ -3,14 +3,16 @@
 ///
 /// An observer added while the task waits runs at once; one added before is kept, and handed back
 /// (to run outside the lock) when the task parks. Once the request has ended the task will not wait
-/// again: observers are let go, as each may hold the request, and later ones are not kept.
+/// again: observers are let go, as each may hold the request, and later ones are not kept. The
+/// request's own state says whether the task waits and whether the request has ended.
 struct DemandObservers {
     private var waiting: [@Sendable () -> Void] = []
-    private var hasEnded = false
 
     /// `observer`, to run now, when the task `isAwaitingDemand`; otherwise nil, and it is kept for
-    /// ``taskParked()`` (unless the request has ended: it would never run).
-    mutating func add(_ observer: @escaping @Sendable () -> Void, isAwaitingDemand: Bool) -> (@Sendable () -> Void)? {
+    /// ``taskParked()`` (unless the request `hasEnded`: it would never run).
+    mutating func add(
+        _ observer: @escaping @Sendable () -> Void, isAwaitingDemand: Bool, hasEnded: Bool
+    ) -> (@Sendable () -> Void)? {
         if isAwaitingDemand { return observer }
         if !hasEnded { waiting.append(observer) }
         return nil
@@ -22,9 +24,8 @@ struct DemandObservers {
         return waiting
     }
 
-    /// The request has ended: the observers kept are let go, and later ones are not kept.
+    /// The request has ended: the observers kept are let go.
     mutating func requestEnded() {
-        hasEnded = true
         waiting.removeAll()
     }
 

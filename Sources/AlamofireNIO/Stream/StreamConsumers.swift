@@ -42,7 +42,7 @@ struct StreamConsumers<Waiter> {
     /// `observer`, to run now, when the loading task is waiting; otherwise it is kept and
     /// ``park(_:ticket:isCancelled:)`` hands it back once the task parks.
     mutating func whenAwaitingDemand(_ observer: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
-        demandObservers.add(observer, isAwaitingDemand: isAwaitingDemand)
+        demandObservers.add(observer, isAwaitingDemand: isAwaitingDemand, hasEnded: hasEnded)
     }
 
     mutating func addHandler(_ handler: @escaping @Sendable (Data) -> Void) {
