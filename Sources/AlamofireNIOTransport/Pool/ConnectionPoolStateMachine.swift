@@ -84,7 +84,7 @@ struct ConnectionPoolStateMachine {
     let idleTimeout: TimeAmount
     /// Whether connections may negotiate HTTP/2 (TLS with h2 offered).
     let mayNegotiateHTTP2: Bool
-    private(set) var connections: [Int: ConnectionState] = [:]
+    private(set) var connections = ConnectionTable()
     private(set) var waiters: Deque<Waiter> = []
     /// What the origin's newest connection negotiated.
     private(set) var httpVersion: HTTPVersion?
@@ -116,7 +116,7 @@ struct ConnectionPoolStateMachine {
         self.nextConnectionID = firstConnectionID
     }
 
-    var connectingCount: Int { connections.values.count { $0 == .connecting } }
+    var connectingCount: Int { connections.connectingCount }
 
     /// True when no connection exists and nobody waits: the pool can be dropped.
     var isEmpty: Bool { connections.isEmpty && waiters.isEmpty }
@@ -313,6 +313,7 @@ struct ConnectionPoolStateMachine {
 
     /// The open connection with room for another exchange, the lowest id first.
     private func connectionWithRoom() -> Int? {
+        guard connections.withRoomCount > 0 else { return nil }
         var best: Int?
         for (id, state) in connections {
             guard case .open(_, let leased, let capacity) = state, leased < capacity else { continue }
@@ -324,15 +325,12 @@ struct ConnectionPoolStateMachine {
     /// Open connections carrying exchanges (`active`) and waiting for one (`idle`); those opening or
     /// closing are neither.
     var connectionCounts: (active: Int, idle: Int) {
-        var counts = (active: 0, idle: 0)
-        for case .open(_, let leased, _) in connections.values {
-            if leased > 0 { counts.active += 1 } else { counts.idle += 1 }
-        }
-        return counts
+        (connections.activeCount, connections.idleCount)
     }
 
     private func idleConnection() -> Int? {
-        connections.first { if case .open(_, leased: 0, _) = $0.value { true } else { false } }?.key
+        guard connections.idleCount > 0 else { return nil }
+        return connections.first { if case .open(_, leased: 0, _) = $0.value { true } else { false } }?.key
     }
 
     private mutating func lease(_ connection: Int, to request: Int) -> Action {
@@ -391,7 +389,7 @@ struct ConnectionPoolStateMachine {
     /// after a failure, and only one at a time while the origin may speak HTTP/2.
     private mutating func openConnectionsForWaiters() -> [Action] {
         guard !isShutDown, !isRetired, retryNotBefore == nil, waiters.count > connectingCount, roomForMore > 0 else { return [] }
-        let servedByHTTP2 = connections.values.contains { if case .open(.http2, _, _) = $0 { true } else { false } }
+        let servedByHTTP2 = connections.openHTTP2Count > 0
         guard !servedByHTTP2 || waiters.contains(where: \.needsFreshConnection) else { return [] }
         let oneAtATime = mayNegotiateHTTP2 && httpVersion != .http1
         var actions: [Action] = []
