@@ -1,9 +1,10 @@
 /// A pool's connections by id, with the counts its events ask for kept up to date as states change.
 ///
-/// A pool may hold a thousand connections, and a request asking for a lease used to scan them all
-/// several times (for one with room, for those still connecting, for an HTTP/2 one). Every change
-/// goes through the subscript, which moves the old state out of the counts and the new one in, so
-/// the counts cannot drift from the states.
+/// A pool may hold a thousand connections; with the counts, a request asking for a lease learns
+/// without a scan whether any connection is still connecting, has room or speaks HTTP/2 (finding
+/// which one has room, the lowest id first, still scans them). Every change goes through the
+/// subscript, which moves the old state out of the counts and the new one in, so the counts cannot
+/// drift from the states.
 struct ConnectionTable: Sequence, Equatable, ExpressibleByDictionaryLiteral {
     typealias State = ConnectionPoolStateMachine.ConnectionState
 
@@ -33,8 +34,8 @@ struct ConnectionTable: Sequence, Equatable, ExpressibleByDictionaryLiteral {
     subscript(id: Int) -> State? {
         get { states[id] }
         set {
-            if let old = states[id] { tally(old, by: -1) }
-            states[id] = newValue
+            let old = if let newValue { states.updateValue(newValue, forKey: id) } else { states.removeValue(forKey: id) }
+            if let old { tally(old, by: -1) }
             if let newValue { tally(newValue, by: 1) }
         }
     }
