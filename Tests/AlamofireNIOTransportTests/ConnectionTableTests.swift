@@ -77,6 +77,7 @@ import Testing
                 table[id] = .open(version, leased: Int.random(in: 0...capacity + 1, using: &random), capacity: capacity)
             }
             #expect(Self.counts(table) == Self.recounted(table), "after step \(step)")
+            #expect(table.notClosingCount == table.values.count { $0 != .closing }, "after step \(step)")
         }
     }
 

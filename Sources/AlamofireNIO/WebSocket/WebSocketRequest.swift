@@ -293,8 +293,7 @@ public import FoundationNetworking
     /// is, or as it starts waiting (on the loading task's thread).
     func whenAwaitingDemand(_ observer: @escaping @Sendable () -> Void) {
         let runNow = socketState.withLock { state in
-            let (isAwaitingDemand, hasEnded) = (state.demandWaiter != nil, state.hasEnded)
-            return state.demandObservers.add(observer, isAwaitingDemand: isAwaitingDemand, hasEnded: hasEnded)
+            state.demandObservers.add(observer, isAwaitingDemand: state.demandWaiter != nil, hasEnded: state.hasEnded)
         }
         runNow?()
     }

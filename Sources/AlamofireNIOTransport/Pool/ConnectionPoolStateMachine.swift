@@ -258,7 +258,7 @@ struct ConnectionPoolStateMachine {
         if !waiters.isEmpty {
             actions += failing(waiters.removeFirst(), .connectionFailed)
         }
-        let othersMayServe = connections.values.contains { $0 != .closing }
+        let othersMayServe = connections.notClosingCount > 0
         if !othersMayServe {
             while !waiters.isEmpty { actions += failing(waiters.removeFirst(), .connectionFailed) }
         }

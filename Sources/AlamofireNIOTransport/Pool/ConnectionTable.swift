@@ -20,6 +20,8 @@ struct ConnectionTable: Sequence, Equatable, ExpressibleByDictionaryLiteral {
     private(set) var idleCount = 0
     /// Open HTTP/2 connections.
     private(set) var openHTTP2Count = 0
+    /// Connections that are connecting or open: all but those closing.
+    var notClosingCount: Int { connectingCount + activeCount + idleCount }
 
     init() {}
 
@@ -34,17 +36,20 @@ struct ConnectionTable: Sequence, Equatable, ExpressibleByDictionaryLiteral {
     subscript(id: Int) -> State? {
         get { states[id] }
         set {
-            let old = if let newValue { states.updateValue(newValue, forKey: id) } else { states.removeValue(forKey: id) }
-            if let old { tally(old, by: -1) }
-            if let newValue { tally(newValue, by: 1) }
+            guard let newValue else {
+                removeValue(forKey: id)
+                return
+            }
+            if let old = states.updateValue(newValue, forKey: id) { tally(old, by: -1) }
+            tally(newValue, by: 1)
         }
     }
 
     /// Removes a connection; its state, if it had one.
     @discardableResult
     mutating func removeValue(forKey id: Int) -> State? {
-        let old = states[id]
-        self[id] = nil
+        guard let old = states.removeValue(forKey: id) else { return nil }
+        tally(old, by: -1)
         return old
     }
 
