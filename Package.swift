@@ -277,7 +277,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AlamofireNIOLoadingTests",
-            dependencies: ["AlamofireNIOLoading", "AlamofireNIOTransport", httpBinServer, "AFSynchronization"],
+            dependencies: [
+                "AlamofireNIOLoading", "AlamofireNIOTransport", httpBinServer, "AFSynchronization",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

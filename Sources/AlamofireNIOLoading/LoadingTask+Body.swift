@@ -56,7 +56,10 @@ extension LoadingTask {
             }
             guard let (streamed, request) = pending else { return receiveCollectedBody() }
             let url = request.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-            let work = Task {
+            // On the connection's event loop, where the chunks are produced, when the delegate takes
+            // them there: each read then reaches the consumers with one thread crossing, not two.
+            let executor = delegate.loadingTaskTakesStreamedBodyOnEventLoop(self) ? EventLoopTaskExecutor(streamed.eventLoop) : nil
+            let work = Task(executorPreference: executor) { [self] in
                 do {
                     // A copy for the cache, while it stays small enough to be offered.
                     var copy: Data? = wantsCacheCopy() ? Data() : nil

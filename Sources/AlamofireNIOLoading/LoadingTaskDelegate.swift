@@ -54,6 +54,11 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
     /// reads (back-pressure). It must return when the calling `Task` is cancelled.
     func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async
 
+    /// Whether a streamed body's `didReceive data` and ``loadingTaskAwaitsBodyDemand(_:)`` may be
+    /// called on the connection's event loop, which saves a thread crossing per read. A delegate that
+    /// says yes neither blocks in them nor runs a user's code inline. No, unless the delegate says so.
+    func loadingTaskTakesStreamedBodyOnEventLoop(_ task: LoadingTask) -> Bool
+
     /// A download continued from a resumption is receiving its body from `fileOffset` (0 when the
     /// server sent the whole body again); `expectedTotalBytes` is the whole length, or -1.
     func loadingTask(_ task: LoadingTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64)
@@ -113,6 +118,8 @@ extension LoadingTaskDelegate {
     package func loadingTask(_ task: LoadingTask, didReceive data: Data) {}
 
     package func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async {}
+
+    package func loadingTaskTakesStreamedBodyOnEventLoop(_ task: LoadingTask) -> Bool { false }
 
     package func loadingTask(_ task: LoadingTask, didResumeAtOffset fileOffset: Int64, expectedTotalBytes: Int64) {}
 

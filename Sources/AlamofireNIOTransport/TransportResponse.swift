@@ -13,6 +13,10 @@ public struct TransportResponse: Sendable {
     public let body: TransportResponseBody
     let completion: EventLoopFuture<ExchangeCompletion>
 
+    /// The event loop of the connection the response arrives on: where the body's chunks are
+    /// produced, so a consumer running there takes them without a thread crossing.
+    public var eventLoop: any EventLoop { completion.eventLoop }
+
     /// Waits for the end of the body and returns what came with it.
     public func finished() async throws -> ExchangeCompletion {
         try await completion.get()

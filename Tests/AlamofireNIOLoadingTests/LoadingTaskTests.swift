@@ -2,6 +2,7 @@ import AFSynchronization
 import AlamofireNIOTransport
 import Foundation
 import HTTPBinServer
+import NIOPosix
 import Synchronization
 import Testing
 
@@ -22,26 +23,31 @@ import FoundationNetworking
             var metrics: TaskMetrics?
             var completion: CheckedContinuation<URLError?, Never>?
             var completed: URLError??
+            /// For each chunk of a streamed body, whether it was handed over on an event loop.
+            var chunksOnEventLoop: [Bool] = []
         }
 
         private let state = Mutex(State())
         let followRedirects: Bool
         let disposition: LoadingResponseDisposition
         let newBodyStream: (@Sendable () -> InputStream?)?
+        let takesStreamedBodyOnEventLoop: Bool
 
         init(
             followRedirects: Bool = true, disposition: LoadingResponseDisposition = .allow,
-            newBodyStream: (@Sendable () -> InputStream?)? = nil
+            newBodyStream: (@Sendable () -> InputStream?)? = nil, takesStreamedBodyOnEventLoop: Bool = false
         ) {
             self.followRedirects = followRedirects
             self.disposition = disposition
             self.newBodyStream = newBodyStream
+            self.takesStreamedBodyOnEventLoop = takesStreamedBodyOnEventLoop
         }
 
         var events: [String] { state.withLock { $0.events } }
         var data: Data { state.withLock { $0.data } }
         var file: URL? { state.withLock { $0.file } }
         var metrics: TaskMetrics? { state.withLock { $0.metrics } }
+        var chunksOnEventLoop: [Bool] { state.withLock { $0.chunksOnEventLoop } }
 
         private func record(_ event: String) { state.withLock { $0.events.append(event) } }
 
@@ -90,11 +96,15 @@ import FoundationNetworking
         }
 
         func loadingTask(_ task: LoadingTask, didReceive data: Data) {
+            let onEventLoop = MultiThreadedEventLoopGroup.currentEventLoop != nil
             state.withLock { state in
                 state.events.append("data")
                 state.data.append(data)
+                state.chunksOnEventLoop.append(onEventLoop)
             }
         }
+
+        func loadingTaskTakesStreamedBodyOnEventLoop(_ task: LoadingTask) -> Bool { takesStreamedBodyOnEventLoop }
 
         func loadingTask(_ task: LoadingTask, didFinishDownloadingTo location: URL) {
             state.withLock { state in
@@ -161,6 +171,23 @@ import FoundationNetworking
             #expect(delegate.events == ["response 200", "data", "metrics 1", "complete ok"])
             let echo = try JSONSerialization.jsonObject(with: delegate.data) as? [String: Any]
             #expect((echo?["headers"] as? [String: String])?["X-Session"] == "1")
+        }
+    }
+
+    /// A streamed body's chunks are handed over on the connection's event loop only when the delegate
+    /// takes them there; either way every byte arrives, in order, and the task completes once.
+    @Test(arguments: [false, true])
+    func aStreamedBodyIsHandedOverOnTheEventLoopOnlyWhenTheDelegateTakesItThere(onEventLoop: Bool) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let delegate = RecordingDelegate(takesStreamedBodyOnEventLoop: onEventLoop)
+            let url = server.url("/stream-bytes/1000000?seed=7&chunk_size=65536")
+            Self.session().makeTask(with: Self.request(url), destination: .stream, delegate: delegate).resume()
+            #expect(try await delegate.completion() == nil)
+            var generator = SeededBytes(seed: 7)
+            #expect(delegate.data == Data(generator.next(1_000_000)))
+            #expect(!delegate.chunksOnEventLoop.isEmpty)
+            #expect(delegate.chunksOnEventLoop.allSatisfy { $0 == onEventLoop })
+            #expect(delegate.events.last == "complete ok")
         }
     }
 

@@ -108,6 +108,13 @@ extension SessionDelegate: LoadingTaskDelegate {
         }
     }
 
+    /// A stream's chunks go to its consumers without blocking or running user code (handlers run on
+    /// their queues, async streams are fed), unless a subclass may override the URLSession method that
+    /// hears them: then they stay off the event loop.
+    package func loadingTaskTakesStreamedBodyOnEventLoop(_ task: LoadingTask) -> Bool {
+        !routesThroughURLSessionMethods
+    }
+
     // Alamofire's WebSocket delegate methods exist only on Apple platforms: these go straight to the request.
 
     package func loadingTask(_ task: LoadingTask, didOpenWebSocketWithProtocol protocol: String?) {
