@@ -244,16 +244,25 @@ enum Bench {
         let selected = workloads(quick: options.quick).filter { options.workload == nil || $0.id == options.workload }
         let server = try await BenchServer.start(
             quick: options.quick, largeFiles: selected.contains { ["W3", "W4", "W7", "W8"].contains($0.id) },
-            needsDocuments: selected.contains { ["W1", "W2", "W2T", "W5", "W1P", "W9"].contains($0.id) })
-        let slowServer: HTTPBinServer
-        do {
-            slowServer = try await HTTPBinServer.start()
-        } catch {
-            await server.stop()
-            throw error
+            needsDocuments: selected.contains { ["W1", "W2", "W2T", "W5", "W1P", "W9"].contains($0.id) },
+            needsDelay: selected.contains { $0.id == "W6" })
+        // W6's /delay: nginx's when it has the echo module, else HTTPBinServer's.
+        var slowServer: HTTPBinServer?
+        let slowURL: URL
+        if let delayBaseURL = server.delayBaseURL {
+            slowURL = delayBaseURL
+        } else {
+            do {
+                let started = try await HTTPBinServer.start()
+                slowServer = started
+                slowURL = started.baseURL
+            } catch {
+                await server.stop()
+                throw error
+            }
         }
         let context = WorkloadContext(
-            baseURL: server.baseURL, tlsBaseURL: server.tlsBaseURL, slowURL: slowServer.baseURL, scratch: server.root,
+            baseURL: server.baseURL, tlsBaseURL: server.tlsBaseURL, slowURL: slowURL, scratch: server.root,
             largeFilePath: server.largeFilePath, uploadPath: server.uploadPath, quick: options.quick)
         let runs = options.quick ? 3 : 5
         print("server: \(server.description) at \(server.baseURL.absoluteString); \(runs) interleaved runs per workload\n")
@@ -325,7 +334,7 @@ enum Bench {
         }
 
         await server.stop()
-        try? await slowServer.shutdown()
+        try? await slowServer?.shutdown()
 
         if let path = options.jsonPath {
             let encoder = JSONEncoder()

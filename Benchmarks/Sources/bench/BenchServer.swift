@@ -12,6 +12,10 @@ struct BenchServer {
     /// Where W3 and W8 download from and W4 and W7 upload to.
     let largeFilePath: String
     let uploadPath: String
+    /// Where W6's `/delay/0.5` is answered after a fixed half second by nginx (its echo module), so
+    /// the server's own work does not depend on how the client spreads its requests; nil when the
+    /// module could not be had, and W6 asks HTTPBinServer instead.
+    var delayBaseURL: URL? = nil
     let stop: @Sendable () async -> Void
 
     /// The documents the workloads fetch.
@@ -24,7 +28,8 @@ struct BenchServer {
     /// - Parameters:
     ///   - largeFiles: whether to write the large files W3, W4, W7 and W8 use (over a GiB, so only when needed).
     ///   - needsDocuments: whether a workload fetches the JSON documents, which only nginx serves.
-    static func start(quick: Bool, largeFiles: Bool, needsDocuments: Bool) async throws -> BenchServer {
+    ///   - needsDelay: whether a workload (W6) asks for `/delay`, which nginx answers with its echo module.
+    static func start(quick: Bool, largeFiles: Bool, needsDocuments: Bool, needsDelay: Bool = false) async throws -> BenchServer {
         let shm = URL(fileURLWithPath: "/dev/shm")
         let base = FileManager.default.fileExists(atPath: shm.path) ? shm : FileManager.default.temporaryDirectory
         let root = base.appendingPathComponent("alamofire-nio-bench-\(getpid())")
@@ -40,7 +45,7 @@ struct BenchServer {
             try makeFile(www.appendingPathComponent(largeFile), size: Sizes.download(quick: quick))
             try makeFile(root.appendingPathComponent(uploadSource), size: Sizes.upload(quick: quick))
         }
-        if let nginx = try startNginx(root: root) { return nginx }
+        if let nginx = try startNginx(root: root, withDelay: needsDelay) { return nginx }
         // HTTPBinServer has /bytes and /upload for W3, W4, W7 and W8, but not the documents W1, W2
         // and W5 fetch: figures from failed requests would be worse than none.
         guard !needsDocuments else {
@@ -67,18 +72,39 @@ struct BenchServer {
         for _ in 0..<(size / block.count) { try handle.write(contentsOf: block) }
     }
 
-    /// Installs nginx-light from Debian if missing, serves the benchmark files from a temporary
-    /// directory on a free loopback port, and returns once it answers.
-    private static func startNginx(root: URL) throws -> BenchServer? {
+    /// Debian's build of the echo module, whose `echo_sleep` answers W6's `/delay` in fixed time.
+    private static let echoModule = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
+
+    /// Installs nginx-light from Debian if missing (and its echo module, `withDelay`), serves the
+    /// benchmark files from a temporary directory on a free loopback port, and returns once it answers.
+    /// When nginx does not start with the echo module it is started without it.
+    private static func startNginx(root: URL, withDelay: Bool) throws -> BenchServer? {
         let binary = "/usr/sbin/nginx"
-        if !FileManager.default.fileExists(atPath: binary) {
-            installFromDebian(["nginx-light"])
-            guard FileManager.default.fileExists(atPath: binary) else { return nil }
+        let missing =
+            (FileManager.default.fileExists(atPath: binary) ? [] : ["nginx-light"])
+            + (withDelay && !FileManager.default.fileExists(atPath: echoModule) ? ["libnginx-mod-http-echo"] : [])
+        if !missing.isEmpty { installFromDebian(missing) }
+        guard FileManager.default.fileExists(atPath: binary) else { return nil }
+        if withDelay, FileManager.default.fileExists(atPath: echoModule), let nginx = try launchNginx(binary, root: root, withDelay: true) {
+            return nginx
         }
+        return try launchNginx(binary, root: root, withDelay: false)
+    }
+
+    private static func launchNginx(_ binary: String, root: URL, withDelay: Bool) throws -> BenchServer? {
         let port = freePort()
         let tlsPort = freePort()
         let tls = try BenchTLS.writeFiles(in: root)
+        // echo_sleep is a timer on nginx's event loop: every request waits the same half second
+        // however many arrive together, and the answer is one short chunk.
+        let delay = """
+            location = /delay/\(Sizes.slowDelay) {
+                echo_sleep \(Sizes.slowDelay);
+                echo '{"delayed":true}';
+            }
+            """
         let configuration = """
+            \(withDelay ? "load_module \(echoModule);" : "")
             daemon off;
             worker_processes 1;
             pid \(root.path)/nginx.pid;
@@ -109,6 +135,7 @@ struct BenchServer {
                         client_body_buffer_size 1m;
                         create_full_put_path on;
                     }
+                    \(withDelay ? delay : "")
                 }
             }
             """
@@ -121,12 +148,13 @@ struct BenchServer {
         for _ in 0..<100 where !answers(baseURL.appendingPathComponent(smallJSON)) { usleep(50_000) }
         guard answers(baseURL.appendingPathComponent(smallJSON)) else {
             process.terminate()
+            process.waitUntilExit()
             return nil
         }
         return BenchServer(
-            baseURL: baseURL, tlsBaseURL: URL(string: "https://127.0.0.1:\(tlsPort)")!, description: "nginx (Debian nginx-light, 1 worker)",
-            root: root, largeFilePath: largeFile,
-            uploadPath: "/upload/upload.bin"
+            baseURL: baseURL, tlsBaseURL: URL(string: "https://127.0.0.1:\(tlsPort)")!,
+            description: "nginx (Debian nginx-light, 1 worker\(withDelay ? ", echo module for W6's /delay" : ""))",
+            root: root, largeFilePath: largeFile, uploadPath: "/upload/upload.bin", delayBaseURL: withDelay ? baseURL : nil
         ) {
             process.terminate()
             process.waitUntilExit()
