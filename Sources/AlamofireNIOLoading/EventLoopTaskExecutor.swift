@@ -5,7 +5,9 @@ import NIOCore
 ///
 /// A job is enqueued with `execute`, so a job enqueued from the loop itself runs in the same tick,
 /// after the I/O that woke it. The loop must outlive the task: a loop already shut down drops the
-/// job (NIO reports it), as it drops any task it is given then.
+/// job (NIO reports it), as it drops any task it is given then, and the task never resumes. Shutting
+/// down a session's own event loop group while its streams run is not supported (see `Session`'s
+/// `eventLoopGroup`). `TrustCheckExecutor` does the same over a Dispatch queue.
 final class EventLoopTaskExecutor: TaskExecutor {
     let eventLoop: any EventLoop
 

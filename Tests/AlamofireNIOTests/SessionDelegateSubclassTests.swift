@@ -82,7 +82,18 @@ private final class RecordingDelegate: SessionDelegate, @unchecked Sendable {
     override func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         // Chunks vary: only that data came is recorded, once.
         if events.last != "data" { record("data") }
+        let thread = currentThreadName()
+        lock.withLock { dataThreads.append(thread) }
         super.urlSession(session, dataTask: dataTask, didReceive: data)
+    }
+
+    /// The name of the thread each chunk was handed over on (SwiftNIO names its event loops `NIO-…`).
+    var dataThreadNames: [String] { lock.withLock { dataThreads } }
+    private var dataThreads: [String] = []
+
+    /// Linux's name for the calling thread.
+    private func currentThreadName() -> String {
+        (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
     }
 
     override func urlSession(
@@ -168,6 +179,23 @@ private final class RecordingDelegate: SessionDelegate, @unchecked Sendable {
 
             _ = await session.request(server.url("/cache/60")).serializingData().response
             #expect(delegate.events.contains("cache"))
+        }
+    }
+
+    /// A stream's chunks reach an overriding subclass off the event loops: its code may block, as a
+    /// URLSession delegate's may (the session's own delegate takes them on the event loop).
+    @Test func anOverridingSubclassGetsAStreamsChunksOffTheEventLoops() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let delegate = RecordingDelegate()
+            let session = Session(delegate: delegate)
+            var received = 0
+            for await stream in session.streamRequest(server.url("/stream-bytes/300000?chunk_size=16384")).streamTask().streamingData() {
+                received += stream.value?.count ?? 0
+            }
+            #expect(received == 300_000)
+            let names = delegate.dataThreadNames
+            #expect(!names.isEmpty)
+            #expect(names.allSatisfy { !$0.hasPrefix("NIO-") }, "\(Set(names))")
         }
     }
 

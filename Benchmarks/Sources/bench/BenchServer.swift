@@ -88,6 +88,7 @@ struct BenchServer {
         if withDelay, FileManager.default.fileExists(atPath: echoModule), let nginx = try launchNginx(binary, root: root, withDelay: true) {
             return nginx
         }
+        if withDelay { print("nginx's echo module is not available: W6 asks HTTPBinServer (in-process) for /delay instead") }
         return try launchNginx(binary, root: root, withDelay: false)
     }
 
@@ -145,7 +146,7 @@ struct BenchServer {
         process.arguments = ["-c", root.appendingPathComponent("nginx.conf").path, "-p", root.path]
         try process.run()
         let baseURL = URL(string: "http://127.0.0.1:\(port)")!
-        for _ in 0..<100 where !answers(baseURL.appendingPathComponent(smallJSON)) { usleep(50_000) }
+        for _ in 0..<100 where process.isRunning && !answers(baseURL.appendingPathComponent(smallJSON)) { usleep(50_000) }
         guard answers(baseURL.appendingPathComponent(smallJSON)) else {
             process.terminate()
             process.waitUntilExit()

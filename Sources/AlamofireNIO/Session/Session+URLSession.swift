@@ -67,7 +67,8 @@ extension Session {
     ///                               ``defaultMaximumResponseBodySize`` (4 GiB less a byte) by default, which is also
     ///                               the most it can be. (AlamofireNIO's own.)
     ///   - eventLoopGroup:           Where connections live: NIO's shared group by default; pass an app's own so that
-    ///                               its server and its client share loops. (AlamofireNIO's own.)
+    ///                               its server and its client share loops, and shut it down only once the
+    ///                               session's requests have finished. (AlamofireNIO's own.)
     ///   - logger:                   Where the session logs; silent by default. (AlamofireNIO's own.)
     public convenience init(
         configuration: URLSessionConfiguration = URLSessionConfiguration.af.default,
