@@ -285,7 +285,14 @@ import FoundationNetworking
             // A failed wait must not leave the handler holding the suite's queue.
             defer { gate.signal() }
             let received = Mutex(0)
-            let request = keepAlive(Session()).streamRequest(server.url("/stream-bytes/\(total)?chunk_size=65536"))
+            // What the session took from the socket, counted as Alamofire's monitors see it (a
+            // stream's `downloadProgress` does not move, as in Alamofire).
+            let monitorQueue = DispatchQueue(label: "DataStreamTests.monitor")
+            let loaded = Mutex(0)
+            let monitor = ClosureEventMonitor(queue: monitorQueue)
+            monitor.dataTaskDidReceiveData = { _, _, data in loaded.withLock { $0 += data.count } }
+            let request = keepAlive(Session(eventMonitors: [monitor]))
+                .streamRequest(server.url("/stream-bytes/\(total)?chunk_size=65536"))
             let completion = Task {
                 try await Self.events { handler in
                     request.responseStream(on: Self.queue) { stream in
@@ -301,12 +308,15 @@ import FoundationNetworking
             request.whenAwaitingDemand { awaitingDemand.fire() }
             try await withTimeout { try await awaitingDemand.wait() }
             #expect(request.isAwaitingDemand)
-            let loaded = request.downloadProgress.completedUnitCount
-            #expect(loaded < 8 << 20, "\(loaded) bytes read while the handler was stuck")
+            // Every chunk taken before the loading task parked was told to the monitor first.
+            let loadedWhileStuck = monitorQueue.sync { loaded.withLock { $0 } }
+            #expect(loadedWhileStuck > 0 && loadedWhileStuck < 8 << 20, "\(loadedWhileStuck) bytes read while the handler was stuck")
             gate.signal()
             let events = try await completion.value
             #expect(events.last?.completion?.error == nil)
             #expect(received.withLock { $0 } == total)
+            #expect(monitorQueue.sync { loaded.withLock { $0 } } == total)
+            #expect(request.downloadProgress.completedUnitCount == 0 && request.downloadProgress.totalUnitCount == 0)
         }
     }
 

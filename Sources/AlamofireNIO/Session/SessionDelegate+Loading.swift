@@ -67,7 +67,10 @@ extension SessionDelegate: LoadingTaskDelegate {
     ) {
         guard let request = request(for: task) else { return }
         // Only a download has a URLSession event for this (a data task's bytes come with its data).
+        // A stream's `downloadProgress` stays as it was made, as in Alamofire, whose
+        // `DataStreamRequest` hands its chunks on without counting them.
         guard request is DownloadRequest else {
+            if request is DataStreamRequest { return }
             return request.updateProgress(.download, completed: totalBytesReceived, total: totalBytesExpected)
         }
         if let (session, sessionTask) = routed(request, task), let downloadTask = sessionTask as? URLSessionDownloadTask {
