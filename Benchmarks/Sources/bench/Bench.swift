@@ -2,7 +2,7 @@ import Foundation
 import HTTPBinServer
 
 // `swift run -c release bench [--quick] [--json PATH] [--client NAME] [--workload ID]`
-// `swift run -c release bench --instructions [--client NAME] [--workload W1|W2|W1P|W9]`
+// `swift run -c release bench --instructions [--client NAME] [--workload W1|W2|W1P|W9|W5]`
 // `swift run -c release bench --profile W1 [--client NAME]`
 // `swift run -c release bench --budget InstructionBudget.json [--record]`
 //
@@ -20,7 +20,7 @@ struct Options {
     var workload: String?
     /// Set in a child process: run once and print the measurement as JSON.
     var child: ChildArguments?
-    /// Count instructions and allocations per request under callgrind instead of timing (W1, W2, W1P, W9).
+    /// Count instructions and allocations per request under callgrind instead of timing (W1, W2, W1P, W9, W5).
     var instructions = false
     /// Print the top costs of this workload's requests under callgrind (AlamofireNIO unless `--client`).
     var profile: String?
@@ -161,6 +161,7 @@ enum Bench {
                 switch workload.id {
                 case "W2": await concurrentGets(client, context, count: requests)
                 case "W9": await concurrentGets(client, context, count: requests, inFlight: 100, overTLS: true)
+                case "W5": try await decodedGets(client, context, count: requests)
                 default: try await sequentialGets(client, context, count: requests)
                 }
             // A count of failed requests would measure the wrong thing.
@@ -176,7 +177,7 @@ enum Bench {
         print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
     }
 
-    /// Instruction counts: W1, W2, W1P and W9 (or the one asked for), against nginx, under callgrind.
+    /// Instruction counts: W1, W2, W1P, W9 and W5 (or the one asked for), against nginx, under callgrind.
     static func runInstructionCounts(options: Options, clientNames: [String]) async throws {
         let ids = options.profile.map { [$0] } ?? countedWorkloads.filter { options.workload == nil || $0 == options.workload }
         guard ids.allSatisfy(countedWorkloads.contains) else {
@@ -205,7 +206,8 @@ enum Bench {
             print(
                 "\(CountedRequests.counts(for: "W1").large) and \(CountedRequests.counts(for: "W1").small) requests, W2 "
                     + "\(CountedRequests.counts(for: "W2").large) and \(CountedRequests.counts(for: "W2").small), W9 "
-                    + "\(CountedRequests.counts(for: "W9").large) and \(CountedRequests.counts(for: "W9").small), differenced)\n")
+                    + "\(CountedRequests.counts(for: "W9").large) and \(CountedRequests.counts(for: "W9").small), W5 "
+                    + "\(CountedRequests.counts(for: "W5").large) and \(CountedRequests.counts(for: "W5").small), differenced)\n")
             var counts: [String: [String: InstructionCount]] = [:]
             for id in ids {
                 print("\(id):")
@@ -346,7 +348,7 @@ enum Bench {
 }
 
 let allClients = ["AlamofireNIO", "AsyncHTTPClient", "URLSession"]
-let countedWorkloads = ["W1", "W2", "W1P", "W9"]
+let countedWorkloads = ["W1", "W2", "W1P", "W9", "W5"]
 
 /// ``runInChild(_:client:context:)`` on a thread of its own: waiting for the child must not hold
 /// one of the few threads of the shared pool, which the in-process HTTPBinServer (W6's) runs on.

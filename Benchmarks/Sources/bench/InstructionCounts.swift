@@ -14,6 +14,7 @@ enum CountedRequests {
         switch workload {
         case "W2": (small: 640, large: 2560)
         case "W9": (small: 1000, large: 4000)
+        case "W5": (small: 20, large: 120)
         default: (small: 100, large: 600)
         }
     }

@@ -108,16 +108,7 @@ func workloads(quick: Bool) -> [Workload] {
             id: "W5", title: "\(decodes) GETs of 50 KB JSON decoded into Codable", unit: "req/s", isolated: false, connectionsPerHost: 64
         ) {
             client, context in
-            let url = context.baseURL.appendingPathComponent(BenchServer.itemsJSON)
-            let cpuStart = processCPUSeconds()
-            let start = ContinuousClock.now
-            for _ in 0..<decodes {
-                let items = try await client.decode([Item].self, url)
-                guard items.count == 250 else { throw UnexpectedResponse(description: "decoded \(items.count) items") }
-            }
-            return Measurement(
-                value: Double(decodes) / seconds(start.duration(to: .now)),
-                cpuSecondsPer1000: (processCPUSeconds() - cpuStart) * 1000 / Double(decodes))
+            try await decodedGets(client, context, count: decodes)
         },
         Workload(
             id: "W6", title: "\(Sizes.slowRequests(quick: quick)) requests in flight at once, \(Sizes.slowDelay) s each, 1000 connections",
@@ -183,6 +174,20 @@ func sequentialGets(_ client: any BenchClient, _ context: WorkloadContext, count
         value: Double(count) / elapsed, p50Milliseconds: latencies[latencies.count / 2],
         p99Milliseconds: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
         cpuSecondsPer1000: (processCPUSeconds() - cpuStart) * 1000 / Double(count))
+}
+
+/// W5's load: `count` GETs of the 50 KB document, one after another, each decoded into `[Item]`.
+func decodedGets(_ client: any BenchClient, _ context: WorkloadContext, count: Int) async throws -> Measurement {
+    let url = context.baseURL.appendingPathComponent(BenchServer.itemsJSON)
+    let cpuStart = processCPUSeconds()
+    let start = ContinuousClock.now
+    for _ in 0..<count {
+        let items = try await client.decode([Item].self, url)
+        guard items.count == 250 else { throw UnexpectedResponse(description: "decoded \(items.count) items") }
+    }
+    return Measurement(
+        value: Double(count) / seconds(start.duration(to: .now)), cpuSecondsPer1000: (processCPUSeconds() - cpuStart) * 1000 / Double(count)
+    )
 }
 
 /// W2's load: `count` GETs of the small document, 64 in flight; a failed request is counted and the run goes on.
