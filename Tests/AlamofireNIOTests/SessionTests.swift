@@ -127,8 +127,10 @@ let testQueue = DispatchQueue(label: "tests.responses")
     }
 
     @Test func refusedConnectionIsSessionTaskFailed() async throws {
-        let port = try await HTTPBinServer.withServer { server async throws in server.port }
-        let response = await AF.request("http://127.0.0.1:\(port)/get").serializingData().response
+        // Bound but not listening: a stopped server's port could be taken by another test's meanwhile.
+        let response = try await RefusingPort.withRefusingPort { port in
+            await AF.request("http://127.0.0.1:\(port)/get").serializingData().response
+        }
         #expect((response.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
         #expect(response.error?.isSessionTaskError == true)
     }

@@ -128,8 +128,10 @@ import Testing
     }
 
     @Test func refusedConnectionIsCannotConnectToHost() async throws {
-        let port = try await HTTPBinServer.withServer { server async throws in server.port }
-        let error = await transportError { try await makeTransport().fetch(URL(string: "http://127.0.0.1:\(port)/get")!) }
+        // Bound but not listening: a stopped server's port could be taken by another test's meanwhile.
+        let error = try await RefusingPort.withRefusingPort { port in
+            await transportError { try await makeTransport().fetch(URL(string: "http://127.0.0.1:\(port)/get")!) }
+        }
         #expect(error?.code == .cannotConnectToHost)
     }
 
