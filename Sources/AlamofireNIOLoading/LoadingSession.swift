@@ -108,9 +108,16 @@ package final class LoadingSession: Sendable {
         return sent.value(forHTTPHeaderField: "Cookie")
     }
 
-    /// What the transport should send for `request` on one hop.
-    func transportRequest(for request: URLRequest, url: URL, body: RequestBody?) -> TransportRequest {
+    /// What the transport should send for `request` on one hop. Once the task has followed a
+    /// redirect to another origin, `withholdingOriginBoundFields` keeps the session's
+    /// ``RedirectPolicy/originBoundFields`` back (the request's own are sent as they are).
+    func transportRequest(
+        for request: URLRequest, url: URL, body: RequestBody?, withholdingOriginBoundFields: Bool = false
+    ) -> TransportRequest {
         var headers = baseHeaders
+        if withholdingOriginBoundFields {
+            for name in RedirectPolicy.originBoundFields { headers.remove(name: name) }
+        }
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.replaceOrAdd(name: name, value: value) }
         let idle = request.timeoutInterval != Self.defaultRequestTimeout ? request.timeoutInterval : requestTimeout
         return TransportRequest(

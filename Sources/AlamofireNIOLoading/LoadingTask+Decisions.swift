@@ -109,6 +109,9 @@ extension LoadingTask {
             // An answer that comes after a cancel changes nothing.
             guard case .awaitingRedirect = state.machine.state else { return .none }
             let previousMethod = state.currentRequest.httpMethod
+            if let from = state.currentRequest.url, let to = next.url, !RedirectPolicy.isSameOrigin(from, to) {
+                state.hasLeftOrigin = true
+            }
             state.currentRequest = next
             // An answer is for the URL challenged; the next one answers its own challenge.
             state.answers.redirected()

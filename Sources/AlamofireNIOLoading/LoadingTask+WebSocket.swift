@@ -16,7 +16,10 @@ package import FoundationNetworking
 /// end fails the task with `.badServerResponse`, after the response has been delivered.
 extension LoadingTask {
     /// The handshake, on a connection of its own; `ws` and `wss` go as `http` and `https`.
-    func openWebSocket(_ request: URLRequest, options: TransportWebSocketOptions, authorization: String?, generation: Int) {
+    func openWebSocket(
+        _ request: URLRequest, options: TransportWebSocketOptions, authorization: String?, withholdingOriginBoundFields: Bool,
+        generation: Int
+    ) {
         guard let url = request.url, let wireURL = Self.httpURL(forWebSocket: url) else {
             return exchangeFailed(URLError(.unsupportedURL, userInfo: request.url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:]))
         }
@@ -27,7 +30,8 @@ extension LoadingTask {
         let policyRequest = wireRequest
         var sent = policyRequest
         prepareForWire(&sent, authorization: authorization)
-        var transportRequest = session.transportRequest(for: sent, url: wireURL, body: nil)
+        var transportRequest = session.transportRequest(
+            for: sent, url: wireURL, body: nil, withholdingOriginBoundFields: withholdingOriginBoundFields)
         transportRequest.logger = logger
         transportRequest.clientIdentity = clientIdentity
         state.withLock { $0.sentHeaders = transportRequest.headers }

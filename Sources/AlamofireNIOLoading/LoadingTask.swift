@@ -77,6 +77,9 @@ package final class LoadingTask: Sendable {
         /// The answer to the last challenge, sent with every exchange until a redirect, and the
         /// refusals counted.
         var answers = ChallengeAnswers()
+        /// Whether a followed redirect went to another origin: the session's origin-bound fields
+        /// are withheld from then on (``RedirectPolicy``).
+        var hasLeftOrigin = false
         /// The headers the exchange under way sent (the session's, cookies and answers included),
         /// for the cache's `Vary`.
         var sentHeaders = NIOHTTP1.HTTPHeaders()
@@ -258,7 +261,7 @@ package final class LoadingTask: Sendable {
     // MARK: Exchanges
 
     private func startExchange(hop: Int) {
-        let (request, body, generation, authorization, validators, resumption) = state.withLock { state in
+        let (request, body, generation, authorization, validators, resumption, hasLeftOrigin) = state.withLock { state in
             let authorization = state.answers.exchangeStarted()
             state.isExemptFromCache = false
             state.collectedBody = nil
@@ -272,7 +275,7 @@ package final class LoadingTask: Sendable {
             let generation = state.work.start()
             return (
                 state.currentRequest, state.body, generation, authorization,
-                hop == 0 ? state.revalidating?.validators ?? [] : [], state.download.resumption
+                hop == 0 ? state.revalidating?.validators ?? [] : [], state.download.resumption, state.hasLeftOrigin
             )
         }
         guard let url = request.url else {
@@ -282,7 +285,9 @@ package final class LoadingTask: Sendable {
         // answers it, as with URLSessionWebSocketTask.
         if case .webSocket(let subprotocols, let maximumMessageSize) = destination {
             let options = TransportWebSocketOptions(subprotocols: subprotocols, maximumMessageSize: maximumMessageSize)
-            return openWebSocket(request, options: options, authorization: authorization, generation: generation)
+            return openWebSocket(
+                request, options: options, authorization: authorization, withholdingOriginBoundFields: hasLeftOrigin,
+                generation: generation)
         }
         if let protocolClass = URLProtocolLoad.protocolClass(for: request, among: session.protocolClasses) {
             return loadThroughProtocol(protocolClass, request: request, body: body, generation: generation)
@@ -298,7 +303,8 @@ package final class LoadingTask: Sendable {
         for validator in validators { sent.setValue(validator.value, forHTTPHeaderField: validator.name) }
         // And a resumed download's range.
         let continuing = resumption.flatMap { continueDownload(from: $0, on: &sent) }
-        var transportRequest = session.transportRequest(for: sent, url: url, body: body)
+        var transportRequest = session.transportRequest(
+            for: sent, url: url, body: body, withholdingOriginBoundFields: hasLeftOrigin)
         transportRequest.logger = logger
         transportRequest.clientIdentity = clientIdentity
         // Progress closures hold the task strongly, as the completion does; the exchange that keeps them

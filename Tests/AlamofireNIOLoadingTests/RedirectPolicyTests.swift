@@ -29,6 +29,25 @@ import FoundationNetworking
         #expect(policy.nextRequest(after: request, response: notARedirect) == nil)
     }
 
+    @Test func everyOriginBoundFieldStaysBehindWhenTheSchemeHostOrPortChanges() throws {
+        var request = URLRequest(url: URL(string: "http://example.com/a")!)
+        for name in RedirectPolicy.originBoundFields { request.setValue("secret", forHTTPHeaderField: name) }
+        request.setValue("kept", forHTTPHeaderField: "X-Other")
+        for (location, crosses) in [
+            ("http://example.com:80/b", false), ("/b", false), ("http://EXAMPLE.com/b", false), ("https://example.com/b", true),
+            ("http://example.com:8080/b", true), ("http://other.example.com/b", true),
+        ] {
+            let response = wireResponse(request.url!, status: 302, headers: [("Location", location)])
+            let next = try #require(policy.nextRequest(after: request, response: response))
+            for name in RedirectPolicy.originBoundFields {
+                #expect(next.value(forHTTPHeaderField: name) == (crosses ? nil : "secret"), "\(location): \(name)")
+            }
+            #expect(next.value(forHTTPHeaderField: "X-Other") == "kept")
+        }
+        #expect(RedirectPolicy.isSameOrigin(URL(string: "wss://h/")!, URL(string: "https://h:443/x")!))
+        #expect(!RedirectPolicy.isSameOrigin(URL(string: "http://h/")!, URL(string: "https://h/")!))
+    }
+
     @Test func seeOtherKeepsHeadAndOtherCodesKeepTheirMethod() throws {
         var head = URLRequest(url: URL(string: "http://127.0.0.1:1/a")!)
         head.httpMethod = "HEAD"

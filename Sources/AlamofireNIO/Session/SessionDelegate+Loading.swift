@@ -250,9 +250,11 @@ extension SessionDelegate {
     ) -> LoadingChallenge.Disposition {
         tell(request, about: task, .taskDidReceiveChallenge) { $0.urlSession($1, task: $2, didReceive: challenge()) }
         // An answer already refused is not repeated (the 401 is the response); else the request's
-        // credential, else the configuration's stored one, else URLSession's default handling.
+        // credential (for its own origin only: a redirect target's challenge does not get it), else
+        // the configuration's stored one, else URLSession's default handling.
         guard previousFailureCount == 0 else { return .rejectProtectionSpace }
-        let credential = request.credential ?? request.session?.loading.defaultCredential(for: protectionSpace)
+        let ownsSpace = task.originalRequest.url.map { AuthenticationPolicy.protectionSpace(protectionSpace, isOnOriginOf: $0) } ?? false
+        let credential = (ownsSpace ? request.credential : nil) ?? request.session?.loading.defaultCredential(for: protectionSpace)
         return credential.map { .useCredential($0) } ?? .performDefaultHandling
     }
 

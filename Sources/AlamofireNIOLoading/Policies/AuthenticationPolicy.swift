@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(FoundationNetworking)
 package import FoundationNetworking
@@ -98,6 +98,15 @@ package struct AuthenticationPolicy: @unchecked Sendable {
         }
     }
 
+    /// Whether `space` belongs to `url`'s origin (scheme, host and port): a credential given for a
+    /// request answers only its own origin's challenges, never a redirect target's.
+    package static func protectionSpace(_ space: URLProtectionSpace, isOnOriginOf url: URL) -> Bool {
+        guard let scheme = space.protocol, let target = URL(string: "\(scheme)://\(space.host.bracketedIfIPv6):\(space.port)/") else {
+            return false
+        }
+        return RedirectPolicy.isSameOrigin(url, target)
+    }
+
     /// Whether two protection spaces are the same: host (any case), port, protocol, realm and
     /// method, with the default method counting as Basic and an empty realm as none, as on Apple platforms.
     static func matches(_ first: URLProtectionSpace, _ second: URLProtectionSpace) -> Bool {
@@ -108,4 +117,9 @@ package struct AuthenticationPolicy: @unchecked Sendable {
             && first.protocol?.lowercased() == second.protocol?.lowercased() && (first.realm ?? "") == (second.realm ?? "")
             && method(first) == method(second)
     }
+}
+
+extension String {
+    /// The host as it goes in a URL: an IPv6 address in brackets.
+    fileprivate var bracketedIfIPv6: String { contains(":") && !hasPrefix("[") ? "[\(self)]" : self }
 }
