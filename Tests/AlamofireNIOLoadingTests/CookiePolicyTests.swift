@@ -103,6 +103,36 @@ import FoundationNetworking
         #expect(Self.cookieHeader(policy, "http://localhost/") == "local=1")
     }
 
+    /// RFC 6265 §5.3 step 5 with the Public Suffix List: a Domain that is a public suffix is
+    /// refused, unless it is the host itself, which gets a host-only cookie.
+    @Test func aPublicSuffixDomainIsRefusedOrHostOnly() {
+        let policy = Self.policy()
+        policy.store(["uk=1; Domain=co.uk", "io=1; Domain=github.io"], for: Self.request("http://evil.co.uk/"))
+        policy.store(["io=1; Domain=github.io"], for: Self.request("http://attacker.github.io/"))
+        #expect(policy.storage?.cookies?.isEmpty == true)
+        #expect(Self.cookieHeader(policy, "http://bank.co.uk/") == nil)
+        #expect(Self.cookieHeader(policy, "http://victim.github.io/") == nil)
+        // The site's own registrable domain is fine.
+        policy.store(["site=1; Domain=example.co.uk"], for: Self.request("http://www.example.co.uk/"))
+        #expect(Self.cookieHeader(policy, "http://shop.example.co.uk/") == "site=1")
+        // A host that is itself a public suffix keeps its cookie, for itself alone.
+        policy.store(["own=1; Domain=github.io"], for: Self.request("http://github.io/"))
+        #expect(Self.cookieHeader(policy, "http://github.io/") == "own=1")
+        #expect(Self.cookieHeader(policy, "http://victim.github.io/") == nil)
+        #expect(policy.storage?.cookies?.first { $0.name == "own" }?.domain == "github.io")
+    }
+
+    @Test func publicSuffixListFollowsItsFormalAlgorithm() {
+        for suffix in [
+            "com", "co.uk", "CO.UK", ".co.uk", "co.uk.", "github.io", "localhost", "foo.ck", "a..b", "", "xn--55qx5d.cn", "公司.cn",
+        ] {
+            #expect(PublicSuffixList.isPublicSuffix(suffix), "\(suffix)")
+        }
+        for domain in ["example.com", "example.co.uk", "user.github.io", "www.ck", "a.www.ck", "example.xn--55qx5d.cn"] {
+            #expect(!PublicSuffixList.isPublicSuffix(domain), "\(domain)")
+        }
+    }
+
     @Test func pathsMatchOnSegmentBoundariesLongestFirst() {
         let policy = Self.policy()
         policy.store(["root=1; Path=/", "docs=2; Path=/docs", "deep=3; Path=/docs/api/"], for: Self.request("http://h.test/"))

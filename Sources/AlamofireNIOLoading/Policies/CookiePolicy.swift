@@ -72,13 +72,18 @@ package struct CookiePolicy: @unchecked Sendable {
     /// the storage model rejects it (a `Domain` the host is not within).
     static func cookie(from parsed: SetCookie, url: URL, host: String) -> HTTPCookie? {
         var domain = host
-        if let attribute = parsed.domain, attribute != host {
-            // A Domain with no dot of its own (`com`, `localhost`) would reach every host under it:
-            // refused, as user agents refuse public suffixes (RFC 6265 §5.3 step 5).
-            guard domainMatches(host, attribute), attribute.contains(".") else { return nil }
-            domain = "." + attribute
-        } else if parsed.domain != nil {
-            domain = "." + host
+        if let attribute = parsed.domain {
+            // RFC 6265 §5.3 step 5: a Domain that is a public suffix (`com`, `co.uk`, `github.io`)
+            // would reach every site under it. Refused, unless it is the host itself, which then
+            // gets a host-only cookie, as browsers do.
+            if PublicSuffixList.isPublicSuffix(attribute) {
+                guard attribute == host else { return nil }
+            } else if attribute == host {
+                domain = "." + host
+            } else {
+                guard domainMatches(host, attribute) else { return nil }
+                domain = "." + attribute
+            }
         }
         var properties: [HTTPCookiePropertyKey: Any] = [
             .name: parsed.name, .value: parsed.value, .domain: domain, .path: parsed.path ?? SetCookie.defaultPath(of: url),
