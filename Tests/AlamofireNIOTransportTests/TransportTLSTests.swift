@@ -47,6 +47,8 @@ import X509
         (.wrongHost, .serverCertificateUntrusted),
         (.selfSigned, .serverCertificateHasUnknownRoot),
         (.unknownCA, .serverCertificateHasUnknownRoot),
+        (.clientAuthOnly, .serverCertificateUntrusted),
+        (.clientAuthIntermediate, .serverCertificateUntrusted),
     ])
     func brokenCertificatesFailWithURLSessionsCodes(variant: TLSVariant, code: URLError.Code) async throws {
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
@@ -71,7 +73,8 @@ import X509
             #expect(challenges.count == 1)
             #expect(challenges.first?.host == "127.0.0.1")
             #expect(challenges.first?.port == server.tlsPort(variant))
-            #expect(challenges.first?.certificateChain == [certificates.leaf(for: variant).certificateDER])
+            let presented = [certificates.leaf(for: variant)] + certificates.intermediates(for: variant)
+            #expect(challenges.first?.certificateChain == presented.map(\.certificateDER))
         }
     }
 

@@ -247,9 +247,12 @@ public final class HTTPBinServer: Sendable {
         _ variant: TLSVariant, _ certificates: TestCertificates, _ configuration: Configuration, _ recorder: ConnectionRecorder
     ) throws -> HTTPServerBuilder {
         let leaf = certificates.leaf(for: variant)
+        let chain = try ([leaf] + certificates.intermediates(for: variant)).map {
+            NIOSSLCertificateSource.certificate(try NIOSSLCertificate(bytes: $0.certificateDER, format: .der))
+        }
         var tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: leaf.certificateDER, format: .der))],
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem)))
+            certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem)))
+        if variant == .tls12Only { tls.maximumTLSVersion = .tlsv12 }
         // On shutdown NIOSSL waits this long for each idle client's close_notify; clients that keep
         // pooled connections open (as HTTP clients do) would otherwise hold every shutdown for 5 s.
         tls.shutdownTimeout = .milliseconds(100)

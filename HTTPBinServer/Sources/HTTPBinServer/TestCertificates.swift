@@ -27,6 +27,14 @@ public enum TLSVariant: String, CaseIterable, Sendable {
     case ocspRevoked
     /// Like `ocspGood`, but meant to be left out of the OCSP responder's list, so it answers "unknown".
     case ocspUnknown
+    /// Signed by the test CA, valid now, for `localhost` and `127.0.0.1`, but its extended key usage
+    /// is `clientAuth` only: not a certificate for a server.
+    case clientAuthOnly
+    /// A `serverAuth` leaf for `localhost` and `127.0.0.1`, presented with the intermediate CA that
+    /// signed it, whose extended key usage is `clientAuth` only (the test CA signed the intermediate).
+    case clientAuthIntermediate
+    /// Like `valid`, but the listener speaks TLS 1.2 at most.
+    case tls12Only
 }
 
 /// A certificate with its private key, in the forms TLS libraries and tests want.
@@ -71,11 +79,22 @@ public struct TestCertificates: Sendable {
     private let ocspGood: CertificateIdentity
     private let ocspRevoked: CertificateIdentity
     private let ocspUnknown: CertificateIdentity
+    private let clientAuthOnly: CertificateIdentity
+    private let underClientAuthIntermediate: CertificateIdentity
+    /// The intermediate CA, limited to `clientAuth`, that signed the `clientAuthIntermediate` leaf.
+    public let clientAuthIntermediateAuthority: CertificateIdentity
+
+    /// The certificates the server presents on the given endpoint after its leaf: the intermediates.
+    public func intermediates(for variant: TLSVariant) -> [CertificateIdentity] {
+        variant == .clientAuthIntermediate ? [clientAuthIntermediateAuthority] : []
+    }
 
     /// The certificate the server presents on the given endpoint.
     public func leaf(for variant: TLSVariant) -> CertificateIdentity {
         switch variant {
-        case .valid, .mutualTLS: valid
+        case .valid, .mutualTLS, .tls12Only: valid
+        case .clientAuthOnly: clientAuthOnly
+        case .clientAuthIntermediate: underClientAuthIntermediate
         case .expired: expired
         case .wrongHost: wrongHost
         case .selfSigned: selfSigned
@@ -97,6 +116,8 @@ public struct TestCertificates: Sendable {
         let month: TimeInterval = 30 * 24 * hour
         let ca = try makeAuthority(name: "AlamofireNIO Test CA", now: now)
         let unknown = try makeAuthority(name: "AlamofireNIO Unknown CA", now: now)
+        let clientIntermediate = try makeAuthority(
+            name: "AlamofireNIO Client-only Intermediate CA", now: now, issuer: ca, usages: [.clientAuth])
         let loopback: [GeneralName] = [.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]
         let current = (from: now - hour, to: now + month)
         let valid = try makeLeaf(name: "localhost", names: loopback, validity: current, issuer: ca)
@@ -116,22 +137,32 @@ public struct TestCertificates: Sendable {
             reissued: try makeLeaf(name: "localhost", names: loopback, validity: current, issuer: ca, key: valid.privateKey),
             ocspGood: try ocspLeaf(),
             ocspRevoked: try ocspLeaf(),
-            ocspUnknown: try ocspLeaf())
+            ocspUnknown: try ocspLeaf(),
+            clientAuthOnly: try makeLeaf(name: "localhost", names: loopback, validity: current, issuer: ca, serverAuth: false),
+            underClientAuthIntermediate: try makeLeaf(name: "localhost", names: loopback, validity: current, issuer: clientIntermediate),
+            clientAuthIntermediateAuthority: clientIntermediate)
     }
 
-    private static func makeAuthority(name: String, now: Date) throws -> CertificateIdentity {
+    /// Makes a CA: a root (one intermediate may sit below it), or, with an `issuer`, an intermediate
+    /// limited to `usages` when they are given.
+    private static func makeAuthority(
+        name: String, now: Date, issuer: CertificateIdentity? = nil, usages: [ExtendedKeyUsage.Usage] = []
+    ) throws -> CertificateIdentity {
         let key = P256.Signing.PrivateKey()
         let subject = try DistinguishedName { CommonName(name) }
         let extensions = try Certificate.Extensions {
-            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: issuer == nil ? 1 : 0))
             Critical(KeyUsage(digitalSignature: true, keyCertSign: true, cRLSign: true))
             SubjectKeyIdentifier(hash: Certificate.PublicKey(key.publicKey))
+            if !usages.isEmpty {
+                try ExtendedKeyUsage(usages)
+            }
         }
         let certificate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey),
             notValidBefore: now - 24 * 3600, notValidAfter: now + 365 * 24 * 3600,
-            issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: extensions, issuerPrivateKey: .init(key))
+            issuer: issuer?.certificate.subject ?? subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: extensions, issuerPrivateKey: .init(issuer?.privateKey ?? key))
         return try identity(certificate, key)
     }
 

@@ -125,13 +125,29 @@ public struct TrustAnchors: Sendable {
         let intermediates = CertificateStore(chain.dropFirst())
         let path: [Certificate]
         if isAnchored {
+            if let refusal = ServerAuthenticationUsagePolicy.refusal(of: leaf) {
+                throw TransportError(.serverCertificateUntrusted, "the server's certificate \(refusal)")
+            }
             path = [leaf]
         } else {
-            var pathVerifier = Verifier(rootCertificates: store) { RFC5280Policy() }
-            guard case .validCertificate(let validated) = await pathVerifier.validate(leaf: leaf, intermediates: intermediates) else {
+            var pathVerifier = Verifier(rootCertificates: store) {
+                RFC5280Policy()
+                ServerAuthenticationUsagePolicy()
+            }
+            switch await pathVerifier.validate(leaf: leaf, intermediates: intermediates) {
+            case .validCertificate(let validated):
+                path = Array(validated)
+            case .couldNotValidate:
+                // Only the purpose, or the path itself? A chain that is sound but not for servers
+                // fails as untrusted (-1202), as Security's SSL policy reports it.
+                var soundnessVerifier = Verifier(rootCertificates: store) { RFC5280Policy() }
+                if case .validCertificate(let sound) = await soundnessVerifier.validate(leaf: leaf, intermediates: intermediates) {
+                    let refusal = sound.dropLast().lazy.compactMap(ServerAuthenticationUsagePolicy.refusal(of:)).first
+                    throw TransportError(
+                        .serverCertificateUntrusted, "the server's certificate chain \(refusal ?? "is not for TLS servers")")
+                }
                 throw TransportError(.serverCertificateHasUnknownRoot, "the server's certificate does not chain to a trusted root")
             }
-            path = Array(validated)
         }
         guard let host else { return path }
         let isIPAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
@@ -160,6 +176,34 @@ extension CertificateValidationResult {
     }
 }
 
+/// RFC 5280 §4.2.1.12 for a TLS server: the leaf, and every intermediate, that limits its purpose
+/// with an extended key usage must allow `serverAuth` (or any purpose), as Apple's SSL policy and
+/// OpenSSL's `X509_PURPOSE_SSL_SERVER` require. swift-certificates' `RFC5280Policy` does not check
+/// purposes, so a `clientAuth`-only certificate from a trusted CA would pass without this. The root
+/// (a trust anchor) is not asked.
+struct ServerAuthenticationUsagePolicy: VerifierPolicy {
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [.X509ExtensionID.extendedKeyUsage]
+
+    mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        for certificate in chain.dropLast() {
+            if let refusal = Self.refusal(of: certificate) { return .failsToMeetPolicy(reason: refusal) }
+        }
+        return .meetsPolicy
+    }
+
+    /// Why `certificate` may not serve TLS servers, or nil when it may (no extended key usage, or
+    /// one with `serverAuth` or `anyExtendedKeyUsage`).
+    static func refusal(of certificate: Certificate) -> String? {
+        do {
+            guard let usages = try certificate.extensions.extendedKeyUsage else { return nil }
+            if usages.contains(.serverAuth) || usages.contains(.any) { return nil }
+            return "is not for TLS servers (its extended key usage lacks serverAuth): \(certificate.subject)"
+        } catch {
+            return "has an extended key usage that cannot be read: \(error)"
+        }
+    }
+}
+
 /// The name check alone, for a leaf that is itself a root: it declares the extensions RFC 5280's
 /// checks would have handled, which an anchored leaf skips.
 private struct AnchoredLeafNamePolicy: VerifierPolicy {
@@ -172,10 +216,7 @@ private struct AnchoredLeafNamePolicy: VerifierPolicy {
     mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
         let leaf = chain.leaf
         do {
-            // What RFC 5280's checks would still ask of a server certificate: that it may be one.
-            if let usages = try leaf.extensions.extendedKeyUsage, !usages.contains(.serverAuth), !usages.contains(.any) {
-                return .failsToMeetPolicy(reason: "the anchored certificate is not for TLS servers")
-            }
+            // What RFC 5280's checks would still ask of a server certificate (its purpose was checked first).
             if let usage = try leaf.extensions.keyUsage, !usage.digitalSignature, !usage.keyEncipherment {
                 return .failsToMeetPolicy(reason: "the anchored certificate's key may not be used for TLS")
             }
