@@ -171,6 +171,10 @@ open class Session: @unchecked Sendable {
         transportConfiguration.maximumConnectionsPerHost = max(1, configuration.httpMaximumConnectionsPerHost)
         transportConfiguration.tls.additionalTrustRoots = additionalTrustRoots.map { Array($0.data) }
         transportConfiguration.tls.clientIdentity = clientIdentity?.identity.transportIdentity
+        #if canImport(FoundationNetworking)
+        transportConfiguration.tls.minimumVersion = configuration.tlsMinimumSupportedProtocolVersion.nioSSLVersion
+        transportConfiguration.tls.maximumVersion = configuration.tlsMaximumSupportedProtocolVersion.nioSSLVersion
+        #endif
         transportConfiguration.tls.serverTrustEvaluator = serverTrustManager.map {
             ServerTrustQuestion.transportEvaluator(ServerTrustBridge.judge(for: $0))
         }

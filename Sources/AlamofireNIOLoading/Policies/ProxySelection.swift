@@ -18,7 +18,7 @@ package enum ProxySelection {
         for configuration: URLSessionConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger
     ) -> ProxySettings {
         var settings: ProxySettings
-        if let dictionary = configuration.connectionProxyDictionary {
+        if let dictionary = ConfigurationExtras.proxyDictionary(of: configuration) {
             settings = ProxySettings(connectionProxyDictionary: dictionary)
         } else {
             settings = ProxySettings(environment: environment)

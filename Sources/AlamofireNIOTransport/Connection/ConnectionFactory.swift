@@ -87,8 +87,10 @@ struct ConnectionFactory: Sendable {
     }
     let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
     let logger: Logger
-    /// How long an HTTP/2 server may take to send its SETTINGS when no connect timeout applies.
-    static let settingsTimeout = TimeAmount.seconds(60)
+    /// How long opening a connection (connecting, a proxy tunnel, the TLS handshake, an HTTP/2
+    /// server's SETTINGS) may take when no deadline applies: a server that stalls is never waited
+    /// on for good.
+    let setupTimeout: TimeAmount
     /// The largest socket read: a large body arrives in chunks of up to this size.
     static let largestRead = 256 * 1024
 
@@ -96,8 +98,10 @@ struct ConnectionFactory: Sendable {
         eventLoopGroup: any EventLoopGroup, tls: TransportTLSConfiguration, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?,
         offersHTTP2: Bool = true, http2PingInterval: TimeAmount = .seconds(30),
         proxyChallengeAnswerer: ProxySettings.ChallengeAnswerer? = nil,
-        lookup: @escaping @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses, logger: Logger
+        lookup: @escaping @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses,
+        setupTimeout: TimeAmount = .seconds(60), logger: Logger
     ) {
+        self.setupTimeout = setupTimeout
         self.eventLoopGroup = eventLoopGroup
         self.tls = tls
         self.decompressionLimit = decompressionLimit
@@ -107,6 +111,12 @@ struct ConnectionFactory: Sendable {
         self.lookup = lookup
         self.logger = logger
         self.tlsSetup = LazyTLSSetup {
+            if let maximum = tls.maximumVersion, maximum.rank < tls.minimumVersion.rank {
+                return .failure(
+                    TransportError(
+                        .secureConnectionFailed,
+                        "the TLS settings are not usable: the maximum version (\(maximum)) is below the minimum (\(tls.minimumVersion))"))
+            }
             do {
                 let extraRoots = try tls.additionalTrustRoots.map { try Certificate(derEncoded: $0) }
                 let context = try NIOSSLContext(
@@ -123,6 +133,7 @@ struct ConnectionFactory: Sendable {
     ) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = tls.minimumVersion
+        configuration.maximumTLSVersion = tls.maximumVersion
         configuration.applicationProtocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
         // The trust evaluator does every check, the host name included.
         configuration.certificateVerification = .noHostnameVerification
@@ -155,11 +166,11 @@ struct ConnectionFactory: Sendable {
 
     /// Opens a connection to `origin`: resolves it and races its addresses (Happy Eyeballs),
     /// performs the TLS handshake with the trust evaluator, and sets up HTTP/2 when ALPN chose
-    /// `h2`, else HTTP/1.1. `connectTimeout` bounds all of it.
+    /// `h2`, else HTTP/1.1. `deadline` (else ``setupTimeout`` from now) bounds all of it.
     func makeConnection(
-        id: Int, origin: Origin, connectTimeout: TimeAmount?, delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
+        id: Int, origin: Origin, deadline: NIODeadline?, delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
     ) async throws -> EstablishedConnection {
-        let opened = try await openChannel(to: origin, connectTimeout: connectTimeout)
+        let opened = try await openChannel(to: origin, deadline: deadline)
         let deadline = opened.deadline
         do {
             switch try await install(on: opened.channel, origin: origin, id: id, metrics: opened.metrics, delegate: delegate).get() {
@@ -168,8 +179,7 @@ struct ConnectionFactory: Sendable {
             case .http2(let connection, let ready):
                 // Ready once the server's first SETTINGS say how many streams it allows; a server that
                 // never sends them must not hold the origin's only connection attempt for good.
-                let settingsDeadline = deadline ?? .now() + Self.settingsTimeout
-                let maximumStreams = try await withDeadline(settingsDeadline, on: opened.channel) { try await ready.get() }
+                let maximumStreams = try await withDeadline(deadline, on: opened.channel) { try await ready.get() }
                 return EstablishedConnection(connection: connection, version: .http2, maximumStreams: maximumStreams)
             }
         } catch {
@@ -184,15 +194,15 @@ struct ConnectionFactory: Sendable {
         let channel: any Channel
         let origin: Origin
         var metrics: ExchangeMetrics
-        /// When the connect timeout ends, if one applies.
-        let deadline: NIODeadline?
+        /// When the time to open the connection ends.
+        let deadline: NIODeadline
         /// The first error after the TLS handshake (an alert refusing the client's certificate).
         let errorAfterHandshake: NIOLockedValueBox<(any Error)?>
     }
 
     /// Connects (through the proxy, if any) and performs the TLS handshake, recording the timings;
-    /// `connectTimeout` bounds it.
-    func openChannel(to origin: Origin, connectTimeout: TimeAmount?) async throws -> OpenedChannel {
+    /// `deadline` (else ``setupTimeout`` from the start) bounds it.
+    func openChannel(to origin: Origin, deadline: NIODeadline?) async throws -> OpenedChannel {
         if origin.isTLS {
             // The first https connection makes the TLS context and reads the system's roots: on the
             // thread pool (it blocks), and before the connect timeout and metrics start.
@@ -200,7 +210,7 @@ struct ConnectionFactory: Sendable {
             _ = try await NIOThreadPool.singleton.runIfActive { try factory.tlsSetup(for: origin) }
         }
         var metrics = ExchangeMetrics(fetchStart: .now())
-        let deadline = connectTimeout.map { NIODeadline.now() + $0 }
+        let deadline = deadline ?? .now() + setupTimeout
         metrics.domainLookupStart = .now()
         let channel = try await connectChannel(to: origin, deadline: deadline, metrics: &metrics)
         // A TLS 1.3 server judges the client's certificate after the client's handshake is done:
@@ -585,4 +595,16 @@ struct EstablishedConnection: Sendable {
     let version: ConnectionPoolStateMachine.HTTPVersion
     /// How many exchanges it may carry at once: 1, or the HTTP/2 server's stream limit.
     let maximumStreams: Int
+}
+
+extension TLSVersion {
+    /// The version's order, oldest first.
+    var rank: Int {
+        switch self {
+        case .tlsv1: 0
+        case .tlsv11: 1
+        case .tlsv12: 2
+        case .tlsv13: 3
+        }
+    }
 }

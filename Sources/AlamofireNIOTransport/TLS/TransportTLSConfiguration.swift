@@ -4,6 +4,10 @@ public import NIOSSL
 public struct TransportTLSConfiguration: Sendable {
     /// The oldest TLS version to accept.
     public var minimumVersion: TLSVersion = .tlsv12
+    /// The newest TLS version to offer; nil offers the newest NIOSSL supports (TLS 1.3). One below
+    /// ``minimumVersion`` makes the settings unusable: every `https` request then fails with
+    /// `.secureConnectionFailed`.
+    public var maximumVersion: TLSVersion?
     /// Whether the system's root certificates are trusted by the default evaluation.
     public var trustsSystemRoots = true
     /// More roots the default evaluation trusts, DER-encoded.

@@ -42,7 +42,10 @@ extension HTTPTransport {
             head.headers.replaceOrAdd(name: "Sec-WebSocket-Extensions", value: PerMessageDeflateParameters.offer)
         }
         let handshakeHead = head
-        let opened = try await openChannelCancellably(to: origin, connectTimeout: request.timeouts.connect)
+        let start = NIODeadline.now()
+        let total = request.timeouts.total.map { start + $0 }
+        let connectDeadline = request.timeouts.connect.map { min(start + $0, total ?? .distantFuture) } ?? total
+        let opened = try await openChannelCancellably(to: origin, deadline: connectDeadline)
         let channel = opened.channel
         do {
             try Task.checkCancellation()
@@ -70,13 +73,13 @@ extension HTTPTransport {
     /// connecting, a proxy tunnel and a TLS handshake end only at their deadline otherwise. A
     /// channel that opens after the cancel is closed.
     private func openChannelCancellably(
-        to origin: Origin, connectTimeout: TimeAmount?
+        to origin: Origin, deadline: NIODeadline?
     ) async throws -> ConnectionFactory.OpenedChannel {
         let race = FirstResult<ConnectionFactory.OpenedChannel>()
         let factory = self.factory
         let opening = Task {
             do {
-                let opened = try await factory.openChannel(to: origin, connectTimeout: connectTimeout)
+                let opened = try await factory.openChannel(to: origin, deadline: deadline)
                 if !race.deliver(.success(opened)) { opened.channel.close(promise: nil) }
             } catch {
                 race.deliver(.failure(error))
