@@ -49,6 +49,8 @@ public final class HTTPTransport: Sendable {
         /// Told each time the number of active or idle connections to an origin changes, one report
         /// at a time, on the transport's threads; keep it short. Nil (the default) counts nothing.
         public var onConnectionCountsChanged: (@Sendable (TransportConnectionCounts) -> Void)?
+        /// How long opening a connection may take when the request sets no connect timeout. For the tests.
+        var connectionSetupTimeout: TimeAmount = .seconds(60)
         /// Resolves host names; getaddrinfo by default. For the tests.
         var lookup: @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses
 
@@ -87,7 +89,7 @@ public final class HTTPTransport: Sendable {
             eventLoopGroup: eventLoopGroup, tls: configuration.tls,
             decompressionLimit: configuration.maximumDecompressionRatio.map { .ratio($0) }, offersHTTP2: configuration.allowsHTTP2,
             http2PingInterval: configuration.http2PingInterval, proxyChallengeAnswerer: configuration.proxies.challengeAnswerer,
-            lookup: configuration.lookup, logger: logger)
+            lookup: configuration.lookup, setupTimeout: configuration.connectionSetupTimeout, logger: logger)
     }
 
     /// Sends the request and returns when the response head has arrived.
@@ -267,7 +269,7 @@ public final class HTTPTransport: Sendable {
         }
 
         func run(fresh: Bool, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
-            let pool = transport.pool(for: origin, connectTimeout: request.timeouts.connect)
+            let pool = transport.pool(for: origin)
             let requestID = transport.nextRequestID.withLockedValue { id in
                 id += 1
                 return id
@@ -281,7 +283,10 @@ public final class HTTPTransport: Sendable {
             } catch {
                 return finish(.failure(error))
             }
-            pool.lease(request: requestID, needsFreshConnection: fresh, deadline: deadline) { leased in
+            // The wait for a connection (and the connection opened for it) is bounded by the
+            // request's connect timeout, from now, within its total time limit.
+            let waitDeadline = request.timeouts.connect.map { min(.now() + $0, deadline ?? .distantFuture) } ?? deadline
+            pool.lease(request: requestID, needsFreshConnection: fresh, deadline: waitDeadline) { leased in
                 switch leased {
                 case .failure(is RetiredPoolError): run(fresh: fresh, completion: completion)
                 case .failure(let error): finish(.failure(error))
@@ -322,12 +327,12 @@ public final class HTTPTransport: Sendable {
         pools.forEach { $0.shutDown() }
     }
 
-    fileprivate func pool(for origin: Origin, connectTimeout: TimeAmount?) -> ConnectionPool {
+    fileprivate func pool(for origin: Origin) -> ConnectionPool {
         pools.withLockedValue { pools in
             if let pool = pools[origin] { return pool }
             let pool = ConnectionPool(
                 origin: origin, factory: factory, maximumConnections: configuration.maximumConnectionsPerHost,
-                idleTimeout: configuration.idleConnectionTimeout, connectTimeout: connectTimeout, logger: logger,
+                idleTimeout: configuration.idleConnectionTimeout, logger: logger,
                 onEmpty: { [weak self] pool in self?.dropPool(pool) }, onChange: connectionCounts.map { reporter in reporter.poolChanged })
             pools[origin] = pool
             return pool

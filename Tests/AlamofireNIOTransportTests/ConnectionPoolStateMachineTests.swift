@@ -157,6 +157,44 @@ extension ConnectionPoolStateMachine {
         #expect(machine.consecutiveFailures == 2)
     }
 
+    /// One request's short timeout bounds its own wait, not another's: the attempt opened for it
+    /// is bounded by the latest waiter's deadline, and when it runs out of time only the waiters
+    /// whose deadline has passed fail; a later one gets a new attempt after the backoff.
+    @Test func anAttemptThatRanOutOfTimeFailsOnlyTheWaitersWhoseDeadlinePassed() {
+        var machine = Machine(maximumConnections: 1)
+        let short = t0 + .microseconds(100)
+        #expect(machine.request(1, deadline: short) == [.schedule(.wait(request: 1), at: short), .createConnection(0)])
+        #expect(machine.deadlineForNewConnection == short)
+        let long = t0 + .seconds(60)
+        #expect(machine.request(2, deadline: long) == [.schedule(.wait(request: 2), at: long)])
+        #expect(machine.deadlineForNewConnection == long)
+        let backoff = short + Machine.backoff(afterFailures: 1)
+        #expect(
+            machine.connectionFailed(0, timedOut: true, now: short) == [
+                .cancel(.wait(request: 1)), .failRequest(1, .connectionFailed), .schedule(.backoff, at: backoff),
+            ])
+        #expect(machine.waiters.map(\.id) == [2])
+        #expect(machine.timerFired(.backoff, now: backoff) == [.createConnection(1)])
+        #expect(machine.deadlineForNewConnection == long)
+        #expect(machine.established(1, at: backoff) == [.cancel(.wait(request: 2)), .lease(connection: 1, request: 2)])
+        // A waiter without a deadline leaves the bound to the factory.
+        _ = machine.request(3)
+        #expect(machine.deadlineForNewConnection == nil)
+    }
+
+    @Test func anAttemptThatRanOutOfTheFactorysBoundFailsTheWaitersWithoutADeadline() {
+        var machine = Machine(maximumConnections: 1)
+        #expect(machine.request(1) == [.createConnection(0)])
+        let later = t0 + .seconds(120)
+        #expect(machine.request(2, deadline: later) == [.schedule(.wait(request: 2), at: later)])
+        let now = t0 + .seconds(60)
+        #expect(
+            machine.connectionFailed(0, timedOut: true, now: now) == [
+                .failRequest(1, .connectionFailed), .schedule(.backoff, at: now + Machine.backoff(afterFailures: 1)),
+            ])
+        #expect(machine.waiters.map(\.id) == [2])
+    }
+
     @Test func attemptsAfterAFailureBackOffUntilOneSucceeds() {
         var machine = Machine(maximumConnections: 1)
         _ = machine.request(1)

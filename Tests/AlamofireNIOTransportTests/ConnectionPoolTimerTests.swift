@@ -15,7 +15,7 @@ import Testing
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, tls: .init(), decompressionLimit: nil, logger: .init(label: "test"))
         return ConnectionPool(
             origin: try Origin(url: server.url("/")), factory: factory, maximumConnections: 1, idleTimeout: .seconds(60),
-            connectTimeout: .seconds(5), logger: .init(label: "test"))
+            logger: .init(label: "test"))
     }
 
     func lease(_ pool: ConnectionPool, _ request: Int, deadline: NIODeadline? = nil) async throws -> any TransportConnection {

@@ -86,7 +86,7 @@ import Testing
         let factory = ConnectionFactory(
             eventLoopGroup: channel.eventLoop, tls: .init(), decompressionLimit: nil, logger: .init(label: "test"))
         let pool = ConnectionPool(
-            origin: origin, factory: factory, maximumConnections: 1, idleTimeout: .seconds(1), connectTimeout: nil,
+            origin: origin, factory: factory, maximumConnections: 1, idleTimeout: .seconds(1),
             logger: .init(label: "test"))
         #expect(throws: TransportError.self) { try controller.waitForConnection(pool: pool, request: 2) }
         exchange.fail(TransportError.cancelled)

@@ -40,7 +40,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                     let error: any Error
                     switch reason {
                     case .cancelled: error = failure ?? TransportError.cancelled
-                    case .timedOut: error = TransportError.timedOut("waiting for a connection (the request's total time limit)")
+                    case .timedOut: error = TransportError.timedOut("waiting for a connection (the request's timeout)")
                     case .shutDown: error = TransportError(.cancelled, "the transport was shut down")
                     case .connectionFailed: error = failure ?? TransportError(.cannotConnectToHost, "could not connect to \(origin)")
                     case .retired: error = RetiredPoolError()
@@ -50,7 +50,9 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                     return .close(connections[connectionID])
                 case .cancel(let timer):
                     return .cancel(timers.removeValue(forKey: timer))
-                case .createConnection, .schedule:
+                case .createConnection(let connectionID):
+                    return .connect(connectionID, deadline: machine.deadlineForNewConnection)
+                case .schedule:
                     return .perform(action)
                 }
             }
@@ -62,12 +64,13 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         case complete(LeaseCompletion?, Result<any TransportConnection, any Error>)
         case close((any TransportConnection)?)
         case cancel(Scheduled<Void>?)
+        /// Opens a connection, bounded by the waiters' latest deadline.
+        case connect(Int, deadline: NIODeadline?)
         case perform(Machine.Action)
     }
 
     let origin: Origin
     private let factory: ConnectionFactory
-    private let connectTimeout: TimeAmount?
     private let state: NIOLockedValueBox<State>
     private let logger: Logger
     /// Told when the pool's last connection has closed and nobody waits.
@@ -76,15 +79,14 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     private let onChange: (@Sendable (ConnectionPool) -> Void)?
 
     init(
-        origin: Origin, factory: ConnectionFactory, maximumConnections: Int, idleTimeout: TimeAmount, connectTimeout: TimeAmount?,
-        logger: Logger, onEmpty: @escaping @Sendable (ConnectionPool) -> Void = { _ in },
+        origin: Origin, factory: ConnectionFactory, maximumConnections: Int, idleTimeout: TimeAmount, logger: Logger,
+        onEmpty: @escaping @Sendable (ConnectionPool) -> Void = { _ in },
         onChange: (@Sendable (ConnectionPool) -> Void)? = nil
     ) {
         self.onEmpty = onEmpty
         self.onChange = onChange
         self.origin = origin
         self.factory = factory
-        self.connectTimeout = connectTimeout
         self.logger = logger
         let machine = Machine(
             maximumConnections: maximumConnections, idleTimeout: idleTimeout, mayNegotiateHTTP2: origin.isTLS && factory.offersHTTP2)
@@ -174,7 +176,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
             case .complete(let waiter, let result): waiter?(result)
             case .close(let connection): connection?.close()
             case .cancel(let timer): timer?.cancel()
-            case .perform(.createConnection(let connectionID)): createConnection(connectionID)
+            case .connect(let connectionID, let deadline): createConnection(connectionID, deadline: deadline)
             case .perform(.schedule(let timer, let deadline)): schedule(timer, at: deadline)
             case .perform: break
             }
@@ -182,12 +184,11 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         if countsChanged { onChange?(self) }
     }
 
-    private func createConnection(_ connectionID: Int) {
+    private func createConnection(_ connectionID: Int, deadline: NIODeadline?) {
         let factory = self.factory
         Task {
             do {
-                let connection = try await factory.makeConnection(
-                    id: connectionID, origin: origin, connectTimeout: connectTimeout, delegate: self)
+                let connection = try await factory.makeConnection(id: connectionID, origin: origin, deadline: deadline, delegate: self)
                 update { state in
                     state.connections[connectionID] = connection.connection
                     return state.machine.connectionEstablished(
@@ -196,8 +197,9 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                 connection.connection.channel.closeFuture.whenComplete { _ in self.connectionClosed(connectionID) }
             } catch {
                 logger.debug("connection failed", metadata: ["origin": "\(origin)", "error": "\(error)"])
+                let timedOut = (error as? TransportError)?.code == .timedOut
                 update { state in
-                    let actions = state.machine.connectionFailed(connectionID, now: .now())
+                    let actions = state.machine.connectionFailed(connectionID, timedOut: timedOut, now: .now())
                     // The waiters that fail learn why.
                     for case .failRequest(let request, .connectionFailed) in actions { state.failures[request] = error }
                     return actions

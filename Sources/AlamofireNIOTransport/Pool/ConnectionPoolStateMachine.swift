@@ -11,10 +11,13 @@ import NIOCore
 /// when the first is going away. While a TLS origin's protocol is unknown, connections open one at a
 /// time: the first tells whether the origin speaks h2, so no HTTP/1.1-sized burst is opened to it.
 ///
-/// Waiters are served in arrival order. A waiter that must not reuse a connection (a retry after a
-/// stale one) is served only by a connection opened after it arrived. A failed connection attempt
-/// fails the oldest waiter, and every waiter once no other connection is open or opening; later
-/// attempts back off exponentially until one succeeds.
+/// Waiters are served in arrival order, each until its own deadline (its request's timeout, within
+/// its total time limit). A waiter that must not reuse a connection (a retry after a stale one) is
+/// served only by a connection opened after it arrived. A connection attempt is bounded by the
+/// latest deadline of the waiters it is opened for (``deadlineForNewConnection``), so one request's
+/// short timeout never bounds another's wait. An attempt that failed fails the oldest waiter, and
+/// every waiter once no other connection is open or opening; one that ran out of time fails only the
+/// waiters whose own deadline has passed, or who have none. Later attempts back off exponentially until one succeeds.
 ///
 /// Timers are actions: the machine says when to arm a waiter's deadline, a connection's idle timer
 /// or the backoff, and when to cancel them; the owner keeps the `Scheduled` handles. A cancellation
@@ -247,20 +250,29 @@ struct ConnectionPoolStateMachine {
     }
 
     /// The attempt failed: the oldest waiter gets the error, and so does every other once no
-    /// connection is left to serve them. Later attempts wait for the backoff.
-    mutating func connectionFailed(_ connection: Int, now: NIODeadline) -> [Action] {
+    /// connection is left to serve them. An attempt that ran out of time (`timedOut`) fails only the
+    /// waiters whose deadline has passed (and those with none, whose bound was the attempt's): a
+    /// later one waits on for its own. Later attempts wait for the backoff.
+    mutating func connectionFailed(_ connection: Int, timedOut: Bool = false, now: NIODeadline) -> [Action] {
         guard connections.removeValue(forKey: connection) != nil else { return [] }
         earlyNews[connection] = nil
         consecutiveFailures += 1
         let notBefore = now + Self.backoff(afterFailures: consecutiveFailures)
         retryNotBefore = notBefore
         var actions: [Action] = []
-        if !waiters.isEmpty {
-            actions += failing(waiters.removeFirst(), .connectionFailed)
-        }
-        let othersMayServe = connections.notClosingCount > 0
-        if !othersMayServe {
-            while !waiters.isEmpty { actions += failing(waiters.removeFirst(), .connectionFailed) }
+        if timedOut {
+            // A waiter with no deadline of its own was bounded by the factory's, which has passed too.
+            while let index = waiters.firstIndex(where: { $0.deadline.map { $0 <= now } ?? true }) {
+                actions += failing(waiters.remove(at: index), .connectionFailed)
+            }
+        } else {
+            if !waiters.isEmpty {
+                actions += failing(waiters.removeFirst(), .connectionFailed)
+            }
+            let othersMayServe = connections.notClosingCount > 0
+            if !othersMayServe {
+                while !waiters.isEmpty { actions += failing(waiters.removeFirst(), .connectionFailed) }
+            }
         }
         // Armed even with nobody waiting: the pool is kept (not retired) until it fires.
         if !armedTimers.contains(.backoff) { actions.append(arm(.backoff, at: notBefore)) }
@@ -305,6 +317,17 @@ struct ConnectionPoolStateMachine {
             actions.append(close(connection))
         }
         return actions
+    }
+
+    /// How long a connection opened now may take: until the latest deadline among the waiters, or
+    /// nil (the factory's own bound) when one of them has none.
+    var deadlineForNewConnection: NIODeadline? {
+        var latest: NIODeadline?
+        for waiter in waiters {
+            guard let deadline = waiter.deadline else { return nil }
+            latest = max(latest ?? deadline, deadline)
+        }
+        return latest
     }
 
     // MARK: Helpers

@@ -37,8 +37,8 @@ extension SecurityTests {
 
     /// Runs `body` with a TLS-capable server and, for a port change over HTTP/1.1, a second server.
     static func withRedirectServers(_ body: (HTTPBinServer, HTTPBinServer) async throws -> Void) async throws {
-        try await HTTPBinServer.withServer(.init(tls: true)) { server in
-            try await HTTPBinServer.withServer { other in try await body(server, other) }
+        try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
+            try await HTTPBinServer.withServer { other async throws in try await body(server, other) }
         }
     }
 
