@@ -79,6 +79,29 @@ func stream(path: String) async throws -> String {
     return "bytes=\(bytes) error=\(error) rss_kb_peak=\(peak)"
 }
 
+/// `alamofire-probe lying-length`: a `HEAD` and then a `GET` of a path whose server announces a
+/// 4 GB body and sends 10 bytes, against an HTTPBinServer the probe starts; prints
+/// `head=<status|error> get=<error code|status> vm_kb_peak=<VmPeak>`. The client's memory must
+/// follow the bytes that arrived: reserving what was announced would show as gigabytes of address
+/// space (untouched pages would not show as resident, so the probe reads the virtual peak).
+func lyingLength() async throws -> String {
+    let server = try await HTTPBinServer.start()
+    let session = Session()
+    defer { withExtendedLifetime(session) {} }
+    let url = server.faultURL("/lying-length")
+    func outcome(_ response: AFDataResponse<Data>) -> String {
+        switch response.result {
+        case .success: "\(response.response?.statusCode ?? -1)"
+        case .failure(let error): "\((error.underlyingError as? URLError)?.code.rawValue ?? 0)"
+        }
+    }
+    let head = await session.request(url, method: .head).serializingData().response
+    let get = await session.request(url).serializingData().response
+    let peak = statusField("VmPeak")
+    try? await server.shutdown()
+    return "head=\(outcome(head)) get=\(outcome(get)) vm_kb_peak=\(peak)"
+}
+
 /// `alamofire-probe websocket-stream COUNT SIZE`: receives COUNT binary messages of SIZE bytes from a
 /// `WebSocketTestServer` it starts itself, through a `WebSocketTask` whose consumer takes each more
 /// slowly than loopback delivers it, and prints `messages=<n> bytes=<n> error=<none|failed>
@@ -241,6 +264,10 @@ do {
         print(arguments[0] == "sessions" ? await sessions(url: url, count: count) : await inFlight(url: url, count: count))
         exit(0)
     }
+    if arguments == ["lying-length"] {
+        print(try await lyingLength())
+        exit(0)
+    }
     if arguments.count == 2, arguments[0] == "stream" {
         print(try await stream(path: arguments[1]))
         exit(0)
@@ -260,7 +287,7 @@ do {
 } catch {
     FileHandle.standardError.write(
         Data(
-            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe sessions URL COUNT | alamofire-probe inflight URL COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe reachability\n"
+            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe sessions URL COUNT | alamofire-probe inflight URL COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe lying-length | alamofire-probe reachability\n"
                 .utf8))
     exit(2)
 }

@@ -107,6 +107,19 @@ import Testing
         #expect(peak > 0 && peak < 100_000, "peak resident memory \(peak) kB")
     }
 
+    /// A server that announces a 4 GB body and sends 10 bytes: the `GET` fails as the connection
+    /// lost, the `HEAD` succeeds, and neither makes the client set aside what was announced. The
+    /// probe reports its peak address space, where a reservation shows even though its pages are
+    /// never touched; an AlamofireNIO process's whole address space is well under 4 GB.
+    @Test func anAnnouncedLengthIsNotReservedBeforeItsBytesArrive() async throws {
+        let report = try await runProbe("lying-length")
+        #expect(report["exit"] == "0")
+        #expect(report["head"] == "200")
+        #expect(report["get"] == String(URLError.Code.networkConnectionLost.rawValue))
+        let peak = try #require(report["vm_kb_peak"].flatMap(Int.init))
+        #expect(peak > 0 && peak < 3_000_000, "peak address space \(peak) kB")
+    }
+
     /// Runs `alamofire-probe` (built beside the tests) and returns its `key=value` report.
     func runProbe(_ arguments: String...) async throws -> [String: String] {
         let (status, output) = try await runProgram(probeURL.path, arguments, limit: 300, mergingErrors: false, endingWithParent: true)

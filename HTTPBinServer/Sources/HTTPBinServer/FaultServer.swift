@@ -11,6 +11,7 @@ import Synchronization
 /// - `/close` and `/close/…`: closes without answering.
 /// - `/close-on-reuse`: answers `ok` with keep-alive; a second request on the connection is closed unanswered.
 /// - `/extra-bytes`: says `Content-Length: 2`, sends 5 bytes.
+/// - `/lying-length`: announces a 4 GB body, sends 10 bytes, closes (a `HEAD` gets the head alone).
 /// - `/hang`: reads and never answers (also what a TLS client meets: a handshake that never ends).
 /// - `/fail-once/TOKEN`: closes unanswered the first time a token is asked for, answers `ok` after (a
 ///   retry's test; tokens are remembered for the process's life, so each test uses a new one).
@@ -48,12 +49,12 @@ private final class FaultHandler: ChannelInboundHandler {
             received.removeSubrange(..<end.upperBound)
             requestsOnConnection += 1
             let path = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
-            respond(to: path, context: context)
+            respond(to: path, head: head, context: context)
         }
         if closesOnBody && !received.isEmpty { context.close(promise: nil) }
     }
 
-    private func respond(to path: String, context: ChannelHandlerContext) {
+    private func respond(to path: String, head: String, context: ChannelHandlerContext) {
         switch path {
         case "/truncated-body":
             send("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789", context, thenClose: true)
@@ -67,6 +68,9 @@ private final class FaultHandler: ChannelInboundHandler {
             context.close(promise: nil)
         case "/close-on-reuse" where requestsOnConnection > 1:
             context.close(promise: nil)
+        case "/lying-length":
+            let isHead = head.hasPrefix("HEAD ")
+            send("HTTP/1.1 200 OK\r\nContent-Length: 4000000000\r\n\r\n" + (isHead ? "" : "0123456789"), context, thenClose: !isHead)
         case "/extra-bytes":
             send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokxyz", context, thenClose: false)
         case "/hang":

@@ -118,7 +118,11 @@ final class ActiveExchange: @unchecked Sendable {
                 TransportResponse(
                     head: responseHead, body: TransportResponseBody(producer: producer.sequence), completion: completion.futureResult))
         case .collecting(let handler, _, var body, let limit):
-            if let length = expectedResponseLength, length <= limit { body.reserveCapacity(Int(length)) }
+            // Room for what was announced, up to a small bound: memory follows the bytes that
+            // arrive, so a server announcing gigabytes makes nothing large before they come.
+            if let length = expectedResponseLength, length > 0, length <= limit {
+                body.reserveCapacity(Int(min(length, Self.largestReservation)))
+            }
             delivery = .collecting(handler, head: responseHead, body: body, limit: limit)
         case .streamingBody, .settled:
             break
@@ -152,6 +156,9 @@ final class ActiveExchange: @unchecked Sendable {
             return .accepted
         }
     }
+
+    /// The most a collected body reserves for its announced length before its bytes arrive.
+    static let largestReservation: Int64 = 64 * 1024
 
     /// Ends the exchange successfully: the body ends and every promise is completed.
     func succeed(_ completion: ExchangeCompletion) {

@@ -358,7 +358,10 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         exchange.metrics.responseStart = context.eventLoop.now
         exchange.metrics.responseHeaderBytesReceived = ActiveExchange.headByteCount(head)
         let isCompressed = head.headers["Content-Encoding"].contains { $0.lowercased() != "identity" }
-        exchange.expectedResponseLength = isCompressed ? nil : head.headers.first(name: "Content-Length").flatMap(Int64.init)
+        // A response that has no body (to HEAD, 1xx, 204, 304) expects none, whatever its `Content-Length` says.
+        let hasBody = exchange.head.method != .HEAD && head.status.code >= 200 && head.status != .noContent && head.status != .notModified
+        exchange.expectedResponseLength =
+            isCompressed || !hasBody ? nil : head.headers.first(name: "Content-Length").flatMap(Int64.init)
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let target = NIOLoopBound(exchange, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
