@@ -16,10 +16,12 @@ final class RecordingMonitor: EventMonitor {
     let queue = DispatchQueue(label: "tests.recording-monitor")
     private let recorded = Mutex<[String]>([])
 
-    /// What was recorded so far, once every event raised before this call has been delivered.
+    /// What was recorded so far, once every event raised before this call has been delivered. The
+    /// queue is flushed twice: a batch of events running when the first flush is queued dispatches
+    /// what arrived meanwhile after it.
     var events: [String] {
         get async {
-            await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+            for _ in 0..<2 { await withCheckedContinuation { continuation in queue.async { continuation.resume() } } }
             return recorded.withLock { $0 }
         }
     }
