@@ -179,16 +179,20 @@ public final class HTTPTransport: Sendable {
         let exchange = Attempt(
             transport: self, request: request, head: head, bodyLength: bodyLength, origin: origin, fetchStart: fetchStart,
             deadline: deadline, controller: controller, collectLimit: maximumBytes)
-        runRetryingOnce(exchange) { result in
+        runRetrying(exchange) { result in
             guard let answered = self.answeringProxyChallenge(in: result, of: exchange) else { return completion(result) }
-            answered.discarded.whenComplete { _ in self.runRetryingOnce(answered.attempt, completion: completion) }
+            answered.discarded.whenComplete { _ in self.runRetrying(answered.attempt, completion: completion) }
         }
     }
 
-    /// Runs the attempt, and once more when it failed in a way that is safe to retry.
-    private func runRetryingOnce(_ exchange: Attempt, completion: @escaping @Sendable (Result<Outcome, TransportError>) -> Void) {
-        exchange.run(fresh: false) { result in
-            guard case .failure(let retryable as RetryableExchangeError) = result else {
+    /// Runs the attempt, and again after each failure that is safe to retry while `budget` allows.
+    private func runRetrying(
+        _ exchange: Attempt, fresh: Bool = false, budget: ExchangeRetryBudget = .init(),
+        completion: @escaping @Sendable (Result<Outcome, TransportError>) -> Void
+    ) {
+        exchange.run(fresh: fresh) { result in
+            guard case .failure(let retryable as RetryableExchangeError) = result, let next = budget.retrying(after: retryable.reason)
+            else {
                 return completion(result.mapError(Self.transportError))
             }
             let logger = exchange.request.logger ?? self.logger
@@ -198,7 +202,7 @@ public final class HTTPTransport: Sendable {
                 if exchange.request.logger == nil { metadata["url"] = "\(exchange.request.url)" }
                 logger.debug("retrying", metadata: metadata)
             }
-            exchange.run(fresh: retryable.onFreshConnection) { again in completion(again.mapError(Self.transportError)) }
+            self.runRetrying(exchange, fresh: retryable.onFreshConnection, budget: next, completion: completion)
         }
     }
 

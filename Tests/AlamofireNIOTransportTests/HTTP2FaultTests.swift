@@ -24,6 +24,14 @@ final class MisbehavingHTTP2Server: Sendable {
         case resetStream
         /// GOAWAY PROTOCOL_ERROR on every request.
         case goAwayWithError
+        /// Each connection answers its first `streams` streams: at the last of them it sends GOAWAY
+        /// (NO_ERROR, last stream id that stream), answers it and closes, as nginx's
+        /// `keepalive_requests` and Envoy's `max_requests_per_connection` rotate connections.
+        case rotateEvery(streams: Int)
+        /// GOAWAY (last stream id 0) on every connection's first request: a server answering nothing.
+        case goAwayAlways
+        /// RST_STREAM REFUSED_STREAM on every stream: a server answering nothing.
+        case refuseEveryStream
     }
 
     let port: Int
@@ -109,6 +117,18 @@ final class MisbehavingHTTP2Server: Sendable {
                 let garbage = ByteBuffer(bytes: [0, 0, 4, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4])
                 let rawContext = try? context.pipeline.syncOperations.context(handler: raw)
                 rawContext?.writeAndFlush(NIOAny(garbage), promise: nil)
+            case .rotateEvery(let streams) where streamsHere == streams:
+                let goAway = HTTP2Frame.FramePayload.goAway(lastStreamID: stream, errorCode: .noError, opaqueData: nil)
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: goAway)), promise: nil)
+                let channel = context.channel
+                answer(stream, context).whenComplete { _ in channel.close(promise: nil) }
+            case .rotateEvery(let streams) where streamsHere > streams:
+                break
+            case .goAwayAlways:
+                let goAway = HTTP2Frame.FramePayload.goAway(lastStreamID: 0, errorCode: .noError, opaqueData: nil)
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: goAway)), promise: nil)
+            case .refuseEveryStream:
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.refusedStream))), promise: nil)
             case .resetStream:
                 context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.internalError))), promise: nil)
             case .goAwayWithError:
@@ -119,11 +139,17 @@ final class MisbehavingHTTP2Server: Sendable {
                     promise: nil)
                 context.close(promise: nil)
             default:
-                let head = HPACKHeaders([(":status", "200"), ("content-length", "2")])
-                context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: head)))), promise: nil)
-                let body = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: "ok")), endStream: true))
-                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: body)), promise: nil)
+                answer(stream, context)
             }
+        }
+
+        /// Answers `stream` with a 200 and `ok`; the future completes once it is written.
+        @discardableResult
+        private func answer(_ stream: HTTP2StreamID, _ context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+            let head = HPACKHeaders([(":status", "200"), ("content-length", "2")])
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: head)))), promise: nil)
+            let body = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: "ok")), endStream: true))
+            return context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: body)))
         }
     }
 }
@@ -178,6 +204,37 @@ final class MisbehavingHTTP2Server: Sendable {
         try await Self.withServer(behaviour) { server, transport in
             let error = await transportError { try await transport.fetch(server.url("/"), timeouts: TransportTimeouts(idle: .seconds(10))) }
             #expect(error?.code == code)
+        }
+    }
+
+    /// A server that rotates connections every 10 streams, under 200 concurrent requests: the
+    /// streams above each GOAWAY's last stream id were not processed (RFC 9113 §6.8) and go again
+    /// on new connections for as long as connections answer, so every request succeeds.
+    @Test func aServerRotatingConnectionsFailsNoRequest() async throws {
+        try await Self.withServer(.rotateEvery(streams: 10)) { server, transport in
+            let results = await withTaskGroup(of: Int?.self) { group in
+                for _ in 0..<200 {
+                    group.addTask { try? await transport.fetch(server.url("/"), timeouts: TransportTimeouts(total: .seconds(60))).status }
+                }
+                return await group.reduce(into: [Int?]()) { $0.append($1) }
+            }
+            #expect(results.count == 200)
+            #expect(results.filter { $0 != 200 }.isEmpty, "\(results.filter { $0 != 200 }.count) of 200 failed")
+            // Ten answered per connection: at least 20 connections, and every answer its own stream.
+            #expect(server.connections >= 20)
+        }
+    }
+
+    /// A server that answers nothing (a GOAWAY before any stream, or every stream refused) is not
+    /// asked for ever: after a few refusals with no answer the request fails with -1005.
+    @Test(arguments: [MisbehavingHTTP2Server.Behaviour.goAwayAlways, .refuseEveryStream])
+    func aServerAnsweringNothingFailsTheRequestAfterAFewTries(behaviour: MisbehavingHTTP2Server.Behaviour) async throws {
+        try await Self.withServer(behaviour) { server, transport in
+            let error = await transportError {
+                try await transport.fetch(server.url("/"), timeouts: TransportTimeouts(total: .seconds(30)))
+            }
+            #expect(error?.code == .networkConnectionLost)
+            #expect(server.streams == 4)
         }
     }
 }

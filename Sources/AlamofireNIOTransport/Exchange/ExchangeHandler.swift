@@ -56,6 +56,10 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var connectionError: (() -> (any Error)?)?
     /// On an HTTP/2 stream, whether the server's GOAWAY left the stream unprocessed.
     var refusedByGoAway: ((any Channel) -> Bool)?
+    /// On an HTTP/2 stream, whether its connection answered (or promised to answer) any stream.
+    var connectionAnswered: (() -> Bool)?
+    /// On an HTTP/2 stream, told when its exchange completed with the whole response.
+    var answered: (() -> Void)?
     /// Exchanges completed on the connection before this one's, counting other streams on HTTP/2.
     private(set) var completedExchanges: Int
 
@@ -405,6 +409,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let exchange else { return }
         self.exchange = nil
         completedExchanges += 1
+        answered?()
         exchange.metrics.responseEnd = context?.eventLoop.now ?? .now()
         exchange.metrics.requestBodyBytesSent = exchange.requestBodyBytesSent
         exchange.metrics.responseBodyBytesAfterDecoding = exchange.responseBodyBytes
@@ -437,7 +442,8 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 let refused = closed
                 // RFC 9113 §8.7: the server did not process it, so any method may go again.
                 let error = TransportError.connectionLost("the server refused the stream", refused)
-                exchange.fail(bodyReplayable ? RetryableExchangeError(error, onFreshConnection: false) : error)
+                let reason = RetryableExchangeError.Reason.unprocessed(connectionAnswered: connectionAnswered?() ?? false)
+                exchange.fail(bodyReplayable ? RetryableExchangeError(error, onFreshConnection: false, reason: reason) : error)
                 return
             }
             let closed: TransportError
@@ -543,19 +549,63 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// A failure the transport retries once: on a reused connection before any response byte, where
-/// retrying is safe (on a new connection for HTTP/1.1, a new stream for HTTP/2), or an HTTP/2
-/// stream the server refused (RST_STREAM REFUSED_STREAM, or left unprocessed by GOAWAY), which was
-/// not processed and so goes again on a new stream whatever its method.
+/// A failure after which the request may safely go again: on a reused connection before any
+/// response byte (on a new connection for HTTP/1.1, a new stream for HTTP/2), or a request the
+/// server did not process (an HTTP/2 stream refused with RST_STREAM REFUSED_STREAM, left above a
+/// GOAWAY's last stream id, or never opened), which goes again whatever its method. How often is
+/// ``ExchangeRetryBudget``'s rule.
 struct RetryableExchangeError: Error {
+    /// Why the request may go again.
+    enum Reason: Sendable, Equatable {
+        /// A reused connection failed before answering: it may have been closing as the request went.
+        case staleConnection
+        /// The server did not process the request; `connectionAnswered` says whether the connection
+        /// that refused it had answered (or, by its GOAWAY, promised to answer) any stream.
+        case unprocessed(connectionAnswered: Bool)
+    }
+
     /// What the caller gets if the retry is not made.
     let error: TransportError
     /// Whether the retry must not reuse a pooled connection.
     let onFreshConnection: Bool
+    let reason: Reason
 
-    init(_ error: TransportError, onFreshConnection: Bool) {
+    init(_ error: TransportError, onFreshConnection: Bool, reason: Reason = .staleConnection) {
         self.error = error
         self.onFreshConnection = onFreshConnection
+        self.reason = reason
+    }
+}
+
+/// How many times a request goes again after ``RetryableExchangeError``s. After a stale connection,
+/// once. After a refusal, for as long as the connections refusing it make progress (answer other
+/// streams: an HTTP/2 server rotating its connections every N streams, as nginx's
+/// `keepalive_requests` does, refuses the streams above each GOAWAY's last id, RFC 9113 §6.8);
+/// only a server answering nothing, refusing ``refusalsWithoutAnswer`` times in a row, ends it.
+/// The request's own deadline bounds all of it.
+struct ExchangeRetryBudget: Sendable, Equatable {
+    /// Retries after stale connections.
+    static let staleRetries = 1
+    /// Retries after consecutive refusals by connections that answered nothing.
+    static let refusalsWithoutAnswer = 3
+
+    private(set) var staleRetriesMade = 0
+    private(set) var refusalsWithoutAnswerInARow = 0
+
+    /// The budget after a retry for `reason`, or nil when the failure is final.
+    func retrying(after reason: RetryableExchangeError.Reason) -> ExchangeRetryBudget? {
+        var next = self
+        switch reason {
+        case .staleConnection:
+            guard staleRetriesMade < Self.staleRetries else { return nil }
+            next.staleRetriesMade += 1
+        case .unprocessed(connectionAnswered: true):
+            next.refusalsWithoutAnswerInARow = 0
+        case .unprocessed(connectionAnswered: false):
+            guard refusalsWithoutAnswerInARow < Self.refusalsWithoutAnswer else { return nil }
+            next.refusalsWithoutAnswerInARow += 1
+        }
+        return next
     }
 }
 

@@ -30,6 +30,8 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
     private var multiplexer: NIOHTTP2Handler.StreamMultiplexer?
     private var machine = HTTP2ConnectionStateMachine()
     private var streamsStarted = 0
+    /// Streams that ended with their whole response.
+    private var streamsAnswered = 0
     /// Why the connection failed, for the streams it takes down: a protocol error, or GOAWAY with
     /// an error code.
     private var connectionError: (any Error)?
@@ -127,9 +129,9 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
         if let refused = ClientCertificateAlert.transportError(for: connectionError) {
             exchange.fail(refused)
         } else {
-            exchange.fail(RetryableExchangeError(error, onFreshConnection: false))
+            exchange.fail(RetryableExchangeError(error, onFreshConnection: false, reason: .unprocessed(connectionAnswered: hasAnswered)))
         }
-        exchangeFinished(connectionID: id, reusable: true)
+        pool?.exchangeFinished(connectionID: id, reusable: machine.isActive)
     }
 
     private func configure(_ stream: any Channel, for exchange: ActiveExchange, previousExchanges: Int) throws {
@@ -141,12 +143,20 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
         let connection = NIOLoopBound(self, eventLoop: channel.eventLoop)
         handler.connectionError = { connection.value.connectionError }
         handler.refusedByGoAway = { stream in connection.value.wasRefusedByGoAway(stream) }
+        handler.connectionAnswered = { connection.value.hasAnswered }
+        handler.answered = { connection.value.streamsAnswered += 1 }
         let pipeline = stream.pipeline.syncOperations
         try pipeline.addHandler(counter)
         try pipeline.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
         if let decompressionLimit { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: decompressionLimit)) }
         try pipeline.addHandler(handler)
         handler.startExchange(exchange)
+    }
+
+    /// Whether a stream ended with its response, or the server's GOAWAY promised to process one: the
+    /// progress that lets refused streams go again (``ExchangeRetryBudget``).
+    private var hasAnswered: Bool {
+        streamsAnswered > 0 || machine.lastStreamID.map { $0 != .rootStream } == true
     }
 
     /// Whether the stream was one the server's GOAWAY said it would not process.

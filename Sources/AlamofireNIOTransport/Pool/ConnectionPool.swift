@@ -34,7 +34,8 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                         connection
                             ?? .failure(
                                 RetryableExchangeError(
-                                    .connectionLost("the pooled connection closed as it was leased"), onFreshConnection: true)))
+                                    .connectionLost("the pooled connection closed as it was leased"), onFreshConnection: true,
+                                    reason: .unprocessed(connectionAnswered: false))))
                 case .failRequest(let request, let reason):
                     let failure = failures.removeValue(forKey: request)
                     let error: any Error
