@@ -372,13 +372,7 @@ public final class HTTPTransport: Sendable {
         var target = request.url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = request.url.query(percentEncoded: true) { target += "?" + query }
-        guard !contains(target, lineBreakOr: UInt8(ascii: " ")) else {
-            throw TransportError(.badURL, "the request target of \(request.url) contains whitespace")
-        }
         var headers = request.headers
-        for (name, value) in headers where name.isEmpty || contains(name, lineBreakOr: UInt8(ascii: ":")) || contains(value) {
-            throw TransportError(.badURL, "the header field \(name) is not valid")
-        }
         if !headers.contains(name: "Host") { headers.add(name: "Host", value: origin.hostHeader) }
         if origin.isForwardedByProxy, let proxy = origin.proxy {
             // An HTTP proxy takes the whole URL, and its credentials with every request.
@@ -404,17 +398,9 @@ public final class HTTPTransport: Sendable {
         case nil:
             headers.add(name: "Transfer-Encoding", value: "chunked")
         }
-        return HTTPRequestHead(version: .http1_1, method: request.method, uri: target, headers: headers)
-    }
-
-    /// Whether `text` holds a CR or an LF (checked byte by byte: "\r\n" is a single Character in
-    /// Swift), or `other`.
-    private static func contains(_ text: String, lineBreakOr other: UInt8? = nil) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
-            for byte in bytes where byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") || byte == other { return true }
-            return false
-        }
+        let head = HTTPRequestHead(version: .http1_1, method: request.method, uri: target, headers: headers)
+        try RequestHeadValidation.check(head)
+        return head
     }
 }
 

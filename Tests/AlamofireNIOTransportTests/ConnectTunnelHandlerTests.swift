@@ -100,4 +100,21 @@ import Testing
         closed.pipeline.fireChannelInactive()
         #expect(failure(closedResult, closed)?.code == .networkConnectionLost)
     }
+
+    /// A `Proxy-Authorization` that could split the `CONNECT` (a Digest answer carries the user name
+    /// as given) fails the tunnel before anything is written, as the caller's mistake.
+    @Test func aConnectThatCouldSplitIsNeverSent() async throws {
+        let origin = try Origin(url: URL(string: "https://origin.test/")!, proxy: proxy)
+        for authorization in ["Digest username=\"a\r\nX-Injected: 1\"", "a\u{0}b"] {
+            // Its event loop runs what `open` submits without being driven.
+            let channel = NIOAsyncTestingChannel()
+            try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).get()
+            let error = await #expect(throws: TransportError.self) {
+                try await ProxyTunnel.open(on: channel, to: origin, through: self.proxy, authorization: authorization, socksTarget: nil)
+            }
+            #expect(error?.code == .badURL)
+            #expect(try await channel.readOutbound(as: ByteBuffer.self) == nil)
+            #expect(try await channel.readOutbound(as: HTTPClientRequestPart.self) == nil)
+        }
+    }
 }

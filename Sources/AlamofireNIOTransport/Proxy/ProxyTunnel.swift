@@ -32,9 +32,11 @@ enum ProxyTunnel {
             case .http:
                 var headers = HTTPHeaders([("Host", origin.authority)])
                 if let authorization { headers.add(name: "Proxy-Authorization", value: authorization) }
+                let connect = ConnectTunnelHandler(authority: origin.authority, headers: headers, proxy: proxy, result: result)
+                try RequestHeadValidation.check(connect.head)
                 try pipeline.addHandler(HTTPRequestEncoder())
                 try pipeline.addHandler(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes)))
-                try pipeline.addHandler(ConnectTunnelHandler(authority: origin.authority, headers: headers, proxy: proxy, result: result))
+                try pipeline.addHandler(connect)
             case .socks5:
                 guard let socksTarget else { throw TransportError(.unknown, "a SOCKS tunnel needs its target") }
                 try pipeline.addHandler(SOCKS5TunnelHandler(target: socksTarget, proxy: proxy, result: result))
@@ -106,14 +108,13 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     private var state = State.idle
-    private let authority: String
-    private let headers: HTTPHeaders
+    /// The `CONNECT` it sends.
+    let head: HTTPRequestHead
     private let proxy: TransportProxy
     private let result: EventLoopPromise<Void>
 
     init(authority: String, headers: HTTPHeaders, proxy: TransportProxy, result: EventLoopPromise<Void>) {
-        self.authority = authority
-        self.headers = headers
+        self.head = HTTPRequestHead(version: .http1_1, method: .CONNECT, uri: authority, headers: headers)
         self.proxy = proxy
         self.result = result
     }
@@ -121,8 +122,7 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     func handlerAdded(context: ChannelHandlerContext) {
         guard case .idle = state else { return }
         state = .awaitingHead
-        context.write(
-            wrapOutboundOut(.head(HTTPRequestHead(version: .http1_1, method: .CONNECT, uri: authority, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
@@ -131,15 +131,16 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case (.awaitingHead, .head(let head)) where (200..<300).contains(head.status.code):
             state = .awaitingEnd
         case (.awaitingHead, .head(let head)) where head.status == .proxyAuthenticationRequired:
-            let how = headers.contains(name: "Proxy-Authorization") ? "with the credentials given" : "without credentials"
+            let how = self.head.headers.contains(name: "Proxy-Authorization") ? "with the credentials given" : "without credentials"
             let challenge = ProxyAuthenticationChallenge(challenges: head.headers["Proxy-Authenticate"])
             fail(
                 TransportError(
-                    .userAuthenticationRequired, "the proxy \(proxy) refused the tunnel to \(authority) \(how) (407)",
+                    .userAuthenticationRequired, "the proxy \(proxy) refused the tunnel to \(self.head.uri) \(how) (407)",
                     underlyingError: challenge), context)
         case (.awaitingHead, .head(let head)):
             fail(
-                TransportError(.cannotConnectToHost, "the proxy \(proxy) refused the tunnel to \(authority) (\(head.status.code))"), context
+                TransportError(.cannotConnectToHost, "the proxy \(proxy) refused the tunnel to \(self.head.uri) (\(head.status.code))"),
+                context
             )
         case (.awaitingEnd, .end):
             state = .finished
@@ -156,12 +157,12 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        fail(TransportError.connectionLost("the proxy \(proxy) closed the connection before the tunnel to \(authority) opened"), context)
+        fail(TransportError.connectionLost("the proxy \(proxy) closed the connection before the tunnel to \(head.uri) opened"), context)
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        fail(TransportError.connectionLost("the tunnel to \(authority) was abandoned before the proxy answered"), context)
+        fail(TransportError.connectionLost("the tunnel to \(head.uri) was abandoned before the proxy answered"), context)
     }
 
     private func fail(_ error: TransportError, _ context: ChannelHandlerContext) {

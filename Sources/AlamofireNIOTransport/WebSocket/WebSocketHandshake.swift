@@ -32,14 +32,18 @@ extension HTTPTransport {
             handshakeRequest.method = .GET
             handshakeRequest.body = .none
             head = try Self.head(for: handshakeRequest, origin: origin, bodyLength: 0)
+            if !options.subprotocols.isEmpty {
+                // RFC 6455 §4.1: each a token, so that none can split the list or the head.
+                for subprotocol in options.subprotocols where !RequestHeadValidation.isToken(subprotocol) {
+                    throw TransportError(.badURL, "the WebSocket subprotocol \(subprotocol.debugDescription) is not an HTTP token")
+                }
+                head.headers.replaceOrAdd(name: "Sec-WebSocket-Protocol", value: options.subprotocols.joined(separator: ", "))
+            }
+            if options.offersCompression {
+                head.headers.replaceOrAdd(name: "Sec-WebSocket-Extensions", value: PerMessageDeflateParameters.offer)
+            }
         } catch {
             throw Self.transportError(error)
-        }
-        if !options.subprotocols.isEmpty {
-            head.headers.replaceOrAdd(name: "Sec-WebSocket-Protocol", value: options.subprotocols.joined(separator: ", "))
-        }
-        if options.offersCompression {
-            head.headers.replaceOrAdd(name: "Sec-WebSocket-Extensions", value: PerMessageDeflateParameters.offer)
         }
         let handshakeHead = head
         let start = NIODeadline.now()

@@ -1,0 +1,57 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// What a request head may hold before it is sent, on every pipeline (HTTP/1.1, HTTP/2, the
+/// WebSocket handshake, a proxy's `CONNECT`): a method and field names that are RFC 9110 tokens,
+/// field values without NUL, CR, LF or other control bytes (HTAB allowed, §5.5), a request target
+/// without whitespace or control bytes. A head that breaks one of these was the caller's mistake:
+/// it fails at once as ``TransportError/Kind/badURL``, is never retried and never reaches the wire
+/// (where it could split the request or be blamed on the server).
+enum RequestHeadValidation {
+    /// Throws ``TransportError/Kind/badURL`` naming the first part of `head` that may not be sent.
+    static func check(_ head: HTTPRequestHead) throws {
+        guard isToken(head.method.rawValue) else {
+            throw TransportError(.badURL, "the method \(quoted(head.method.rawValue)) is not an HTTP token")
+        }
+        guard !head.uri.isEmpty, !head.uri.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw TransportError(.badURL, "the request target \(quoted(head.uri)) contains whitespace or control characters")
+        }
+        for (name, value) in head.headers {
+            guard isToken(name) else {
+                throw TransportError(.badURL, "the header name \(quoted(name)) is not an HTTP token")
+            }
+            guard isFieldValue(value) else {
+                throw TransportError(.badURL, "the value of the header \(name) contains a control character (NUL, CR, LF or another)")
+            }
+        }
+    }
+
+    /// RFC 9110 §5.6.2: one or more of ``tokenCharacters``.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 < 128 && tokenCharacters[Int($0)] }
+    }
+
+    /// RFC 9110 §5.5: visible bytes, spaces and tabs, and bytes above 0x7F (obs-text); no NUL, CR,
+    /// LF or other control byte.
+    static func isFieldValue(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// `tchar`: letters, digits and ``!#$%&'*+-.^_`|~``, indexed by byte.
+    private static let tokenCharacters: [Bool] = (0..<128).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(UInt8(byte))
+        }
+    }
+
+    /// `text` quoted with its control bytes escaped, for an error message.
+    private static func quoted(_ text: String) -> String {
+        "\""
+            + String(
+                text.prefix(80).unicodeScalars.map {
+                    $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F ? String($0) : $0.escaped(asASCII: true)
+                }.joined()) + "\""
+    }
+}
