@@ -289,7 +289,7 @@ public final class HTTPTransport: Sendable {
             }
             // The wait for a connection (and the connection opened for it) is bounded by the
             // request's connect timeout, from now, within its total time limit.
-            let waitDeadline = request.timeouts.connect.map { min(.now() + $0, deadline ?? .distantFuture) } ?? deadline
+            let waitDeadline = request.timeouts.connectDeadline(from: .now(), within: deadline)
             pool.lease(request: requestID, needsFreshConnection: fresh, deadline: waitDeadline) { leased in
                 switch leased {
                 case .failure(is RetiredPoolError): run(fresh: fresh, completion: completion)

@@ -82,6 +82,12 @@ public struct TransportTimeouts: Sendable, Hashable {
         self.idle = idle
         self.total = total
     }
+
+    /// When waiting for or opening a connection from `start` must end: the connect limit, within
+    /// `totalDeadline` (the total limit's end); nil when neither applies.
+    func connectDeadline(from start: NIODeadline, within totalDeadline: NIODeadline?) -> NIODeadline? {
+        connect.map { min(start + $0, totalDeadline ?? .distantFuture) } ?? totalDeadline
+    }
 }
 
 /// Writes a streamed request body; each `write` returns once the connection can take more.

@@ -596,15 +596,3 @@ struct EstablishedConnection: Sendable {
     /// How many exchanges it may carry at once: 1, or the HTTP/2 server's stream limit.
     let maximumStreams: Int
 }
-
-extension TLSVersion {
-    /// The version's order, oldest first.
-    var rank: Int {
-        switch self {
-        case .tlsv1: 0
-        case .tlsv11: 1
-        case .tlsv12: 2
-        case .tlsv13: 3
-        }
-    }
-}

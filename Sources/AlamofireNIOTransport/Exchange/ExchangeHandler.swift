@@ -8,6 +8,18 @@ import NIOHTTPCompression
 import NIOPosix
 
 /// Told of what happens to a channel carrying exchanges, on its event loop.
+/// What an HTTP/2 stream's handler asks of its connection. On the connection's event loop.
+protocol HTTP2StreamConnection: AnyObject {
+    /// The error that ended the connection, if any.
+    var connectionError: (any Error)? { get }
+    /// Whether a stream ended with its response, or the server's GOAWAY promised to process one.
+    var hasAnswered: Bool { get }
+    /// Whether the server's GOAWAY left `stream` unprocessed.
+    func wasRefusedByGoAway(_ stream: any Channel) -> Bool
+    /// A stream's exchange completed with its whole response.
+    func streamAnswered()
+}
+
 protocol ExchangeHandlerDelegate: AnyObject, Sendable {
     /// The exchange is done; the channel is idle again if `reusable`, else it is closing.
     func exchangeFinished(connectionID: Int, reusable: Bool)
@@ -52,14 +64,8 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// the bytes.
     let sendsFileRegions: Bool
     weak var delegate: (any ExchangeHandlerDelegate)?
-    /// On an HTTP/2 stream, the error that ended its connection, if any.
-    var connectionError: (() -> (any Error)?)?
-    /// On an HTTP/2 stream, whether the server's GOAWAY left the stream unprocessed.
-    var refusedByGoAway: ((any Channel) -> Bool)?
-    /// On an HTTP/2 stream, whether its connection answered (or promised to answer) any stream.
-    var connectionAnswered: (() -> Bool)?
-    /// On an HTTP/2 stream, told when its exchange completed with the whole response.
-    var answered: (() -> Void)?
+    /// On an HTTP/2 stream, its connection.
+    weak var streamConnection: (any HTTP2StreamConnection)?
     /// Exchanges completed on the connection before this one's, counting other streams on HTTP/2.
     private(set) var completedExchanges: Int
 
@@ -105,7 +111,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         // A stream closes with its connection: the connection's error (a malformed frame, a GOAWAY
         // with an error code) says why.
-        if let error = connectionError?() {
+        if let error = streamConnection?.connectionError {
             if certificateAlert == nil { certificateAlert = ClientCertificateAlert.transportError(for: error) }
             if lastError == nil || lastError is NIOHTTP2Errors.StreamClosed { lastError = error }
         }
@@ -409,7 +415,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let exchange else { return }
         self.exchange = nil
         completedExchanges += 1
-        answered?()
+        streamConnection?.streamAnswered()
         exchange.metrics.responseEnd = context?.eventLoop.now ?? .now()
         exchange.metrics.requestBodyBytesSent = exchange.requestBodyBytesSent
         exchange.metrics.responseBodyBytesAfterDecoding = exchange.responseBodyBytes
@@ -437,12 +443,12 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             if let closed = lastError as? NIOHTTP2Errors.StreamClosed,
                 closed.errorCode == .refusedStream
-                    || (closed.errorCode == .cancel && context.flatMap { refusedByGoAway?($0.channel) } == true)
+                    || (closed.errorCode == .cancel && context.flatMap { streamConnection?.wasRefusedByGoAway($0.channel) } == true)
             {
                 let refused = closed
                 // RFC 9113 §8.7: the server did not process it, so any method may go again.
                 let error = TransportError.connectionLost("the server refused the stream", refused)
-                let reason = RetryableExchangeError.Reason.unprocessed(connectionAnswered: connectionAnswered?() ?? false)
+                let reason = RetryableExchangeError.Reason.unprocessed(connectionAnswered: streamConnection?.hasAnswered ?? false)
                 exchange.fail(bodyReplayable ? RetryableExchangeError(error, onFreshConnection: false, reason: reason) : error)
                 return
             }
@@ -546,66 +552,6 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case let error?:
             return .connectionLost("the connection failed", error)
         }
-    }
-}
-
-/// A failure after which the request may safely go again: on a reused connection before any
-/// response byte (on a new connection for HTTP/1.1, a new stream for HTTP/2), or a request the
-/// server did not process (an HTTP/2 stream refused with RST_STREAM REFUSED_STREAM, left above a
-/// GOAWAY's last stream id, or never opened), which goes again whatever its method. How often is
-/// ``ExchangeRetryBudget``'s rule.
-struct RetryableExchangeError: Error {
-    /// Why the request may go again.
-    enum Reason: Sendable, Equatable {
-        /// A reused connection failed before answering: it may have been closing as the request went.
-        case staleConnection
-        /// The server did not process the request; `connectionAnswered` says whether the connection
-        /// that refused it had answered (or, by its GOAWAY, promised to answer) any stream.
-        case unprocessed(connectionAnswered: Bool)
-    }
-
-    /// What the caller gets if the retry is not made.
-    let error: TransportError
-    /// Whether the retry must not reuse a pooled connection.
-    let onFreshConnection: Bool
-    let reason: Reason
-
-    init(_ error: TransportError, onFreshConnection: Bool, reason: Reason = .staleConnection) {
-        self.error = error
-        self.onFreshConnection = onFreshConnection
-        self.reason = reason
-    }
-}
-
-/// How many times a request goes again after ``RetryableExchangeError``s. After a stale connection,
-/// once. After a refusal, for as long as the connections refusing it make progress (answer other
-/// streams: an HTTP/2 server rotating its connections every N streams, as nginx's
-/// `keepalive_requests` does, refuses the streams above each GOAWAY's last id, RFC 9113 §6.8);
-/// only a server answering nothing, refusing ``refusalsWithoutAnswer`` times in a row, ends it.
-/// The request's own deadline bounds all of it.
-struct ExchangeRetryBudget: Sendable, Equatable {
-    /// Retries after stale connections.
-    static let staleRetries = 1
-    /// Retries after consecutive refusals by connections that answered nothing.
-    static let refusalsWithoutAnswer = 3
-
-    private(set) var staleRetriesMade = 0
-    private(set) var refusalsWithoutAnswerInARow = 0
-
-    /// The budget after a retry for `reason`, or nil when the failure is final.
-    func retrying(after reason: RetryableExchangeError.Reason) -> ExchangeRetryBudget? {
-        var next = self
-        switch reason {
-        case .staleConnection:
-            guard staleRetriesMade < Self.staleRetries else { return nil }
-            next.staleRetriesMade += 1
-        case .unprocessed(connectionAnswered: true):
-            next.refusalsWithoutAnswerInARow = 0
-        case .unprocessed(connectionAnswered: false):
-            guard refusalsWithoutAnswerInARow < Self.refusalsWithoutAnswer else { return nil }
-            next.refusalsWithoutAnswerInARow += 1
-        }
-        return next
     }
 }
 

@@ -20,7 +20,9 @@ protocol HTTP2ConnectionDelegate: AnyObject, Sendable {
 /// feeds ``HTTP2ConnectionStateMachine``. Cancelling an exchange closes its stream (RST_STREAM
 /// CANCEL) and leaves the other streams alone. Everything but the `Sendable` façade runs on the
 /// channel's event loop (hence `@unchecked`).
-final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHTTP2StreamDelegate, @unchecked Sendable {
+final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, HTTP2StreamConnection, NIOHTTP2StreamDelegate,
+    @unchecked Sendable
+{
     let id: Int
     let channel: any Channel
     private let connectionMetrics: ExchangeMetrics
@@ -34,7 +36,7 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
     private var streamsAnswered = 0
     /// Why the connection failed, for the streams it takes down: a protocol error, or GOAWAY with
     /// an error code.
-    private var connectionError: (any Error)?
+    private(set) var connectionError: (any Error)?
     private var pingTimer: RepeatedTask?
     private let ready: EventLoopPromise<Int>
 
@@ -140,11 +142,7 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
             connectionID: id, byteCounter: counter, connectionMetrics: connectionMetrics, carriesOneExchange: true,
             previousExchanges: previousExchanges)
         handler.delegate = self
-        let connection = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        handler.connectionError = { connection.value.connectionError }
-        handler.refusedByGoAway = { stream in connection.value.wasRefusedByGoAway(stream) }
-        handler.connectionAnswered = { connection.value.hasAnswered }
-        handler.answered = { connection.value.streamsAnswered += 1 }
+        handler.streamConnection = self
         let pipeline = stream.pipeline.syncOperations
         try pipeline.addHandler(counter)
         try pipeline.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
@@ -153,14 +151,18 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, NIOHT
         handler.startExchange(exchange)
     }
 
+    func streamAnswered() {
+        streamsAnswered += 1
+    }
+
     /// Whether a stream ended with its response, or the server's GOAWAY promised to process one: the
     /// progress that lets refused streams go again (``ExchangeRetryBudget``).
-    private var hasAnswered: Bool {
+    var hasAnswered: Bool {
         streamsAnswered > 0 || machine.lastStreamID.map { $0 != .rootStream } == true
     }
 
     /// Whether the stream was one the server's GOAWAY said it would not process.
-    private func wasRefusedByGoAway(_ stream: any Channel) -> Bool {
+    func wasRefusedByGoAway(_ stream: any Channel) -> Bool {
         guard let lastStreamID = machine.lastStreamID,
             let streamID = try? stream.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
         else { return false }

@@ -21,3 +21,15 @@ public struct TransportTLSConfiguration: Sendable {
     /// The default: TLS 1.2 or later, the system's roots, no client identity.
     public init() {}
 }
+
+extension TLSVersion {
+    /// The version's order, oldest first.
+    var rank: Int {
+        switch self {
+        case .tlsv1: 0
+        case .tlsv11: 1
+        case .tlsv12: 2
+        case .tlsv13: 3
+        }
+    }
+}

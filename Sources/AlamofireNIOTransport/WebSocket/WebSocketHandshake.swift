@@ -47,8 +47,7 @@ extension HTTPTransport {
         }
         let handshakeHead = head
         let start = NIODeadline.now()
-        let total = request.timeouts.total.map { start + $0 }
-        let connectDeadline = request.timeouts.connect.map { min(start + $0, total ?? .distantFuture) } ?? total
+        let connectDeadline = request.timeouts.connectDeadline(from: start, within: request.timeouts.total.map { start + $0 })
         let opened = try await openChannelCancellably(to: origin, deadline: connectDeadline)
         let channel = opened.channel
         do {
