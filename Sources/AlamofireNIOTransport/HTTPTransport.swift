@@ -62,7 +62,8 @@ public final class HTTPTransport: Sendable {
     public let configuration: Configuration
     private let eventLoopGroup: any EventLoopGroup
     let factory: ConnectionFactory
-    private let pools = NIOLockedValueBox<[Origin: ConnectionPool]>([:])
+    /// Each origin's pool, and whether ``shutdown()`` has closed the transport to new work.
+    private let pools = NIOLockedValueBox(PoolTable())
     fileprivate let nextRequestID = NIOLockedValueBox(0)
     fileprivate let logger: Logger
     /// Counts exchanges alive and exchanges dropped with a promise pending, for the leak tests.
@@ -273,7 +274,12 @@ public final class HTTPTransport: Sendable {
         }
 
         func run(fresh: Bool, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
-            let pool = transport.pool(for: origin)
+            let pool: ConnectionPool
+            do {
+                pool = try transport.pool(for: origin)
+            } catch {
+                return completion(.failure(error))
+            }
             let requestID = transport.nextRequestID.withLockedValue { id in
                 id += 1
                 return id
@@ -322,41 +328,61 @@ public final class HTTPTransport: Sendable {
         }
     }
 
-    /// Fails waiting requests, closes idle connections and lets running exchanges finish.
+    /// Fails waiting requests, closes idle connections and lets running exchanges finish. Every
+    /// later request and WebSocket fails at once with `.cancelled` ("the transport was shut down"),
+    /// opening nothing.
     public func shutdown() {
-        let pools = self.pools.withLockedValue { pools in
-            defer { pools.removeAll() }
-            return Array(pools.values)
+        let pools = self.pools.withLockedValue { table in
+            table.isShutDown = true
+            defer { table.byOrigin.removeAll() }
+            return Array(table.byOrigin.values)
         }
         pools.forEach { $0.shutDown() }
     }
 
-    fileprivate func pool(for origin: Origin) -> ConnectionPool {
-        pools.withLockedValue { pools in
-            if let pool = pools[origin] { return pool }
+    /// Throws ``TransportError/shutDown`` once ``shutdown()`` has been called.
+    func checkNotShutDown() throws {
+        if pools.withLockedValue({ $0.isShutDown }) { throw TransportError.shutDown }
+    }
+
+    /// The origin's pool, made on first use.
+    /// - Throws: ``TransportError/shutDown`` once ``shutdown()`` has been called.
+    fileprivate func pool(for origin: Origin) throws -> ConnectionPool {
+        try pools.withLockedValue { table in
+            if table.isShutDown { throw TransportError.shutDown }
+            if let pool = table.byOrigin[origin] { return pool }
             let pool = ConnectionPool(
                 origin: origin, factory: factory, maximumConnections: configuration.maximumConnectionsPerHost,
                 idleTimeout: configuration.idleConnectionTimeout, logger: logger,
                 onEmpty: { [weak self] pool in self?.dropPool(pool) }, onChange: connectionCounts.map { reporter in reporter.poolChanged })
-            pools[origin] = pool
+            table.byOrigin[origin] = pool
             return pool
         }
+    }
+
+    /// The pools by origin, and whether the transport still takes new work.
+    private struct PoolTable {
+        var byOrigin: [Origin: ConnectionPool] = [:]
+        var isShutDown = false
     }
 
     /// Drops an origin's pool once its last connection has closed (after the idle timeout, when
     /// the origin is no longer used), so that pools do not pile up for every host ever reached.
     private func dropPool(_ pool: ConnectionPool) {
-        pools.withLockedValue { pools in
-            guard pools[pool.origin] === pool, pool.retireIfEmpty() else { return }
-            pools.removeValue(forKey: pool.origin)
+        pools.withLockedValue { table in
+            guard table.byOrigin[pool.origin] === pool, pool.retireIfEmpty() else { return }
+            table.byOrigin.removeValue(forKey: pool.origin)
         }
     }
 
+    /// Requests waiting in a pool for a connection, for the tests.
+    var waitingRequestCount: Int { pools.withLockedValue { Array($0.byOrigin.values) }.reduce(0) { $0 + $1.waitingRequestCount } }
+
     /// How many origins have a pool, for the tests.
-    var poolCount: Int { pools.withLockedValue { $0.count } }
+    var poolCount: Int { pools.withLockedValue { $0.byOrigin.count } }
 
     /// Cancellations the pools hold for requests that have not asked for a lease, for the tests.
-    var cancellationNoteCount: Int { pools.withLockedValue { Array($0.values) }.reduce(0) { $0 + $1.cancellationNoteCount } }
+    var cancellationNoteCount: Int { pools.withLockedValue { Array($0.byOrigin.values) }.reduce(0) { $0 + $1.cancellationNoteCount } }
 
     private static func bodyLength(_ body: TransportRequest.Body) throws -> Int64? {
         switch body {

@@ -35,6 +35,8 @@ public struct TransportError: Error, CustomStringConvertible {
     }
 
     static let cancelled = TransportError(.cancelled, "the request was cancelled")
+    /// A request made after ``HTTPTransport/shutdown()``, or waiting for a connection when it came.
+    static let shutDown = TransportError(.cancelled, "the transport was shut down")
     static func timedOut(_ what: String) -> TransportError { TransportError(.timedOut, "timed out \(what)") }
     static func connectionLost(_ message: String, _ error: (any Error)? = nil) -> TransportError {
         TransportError(.networkConnectionLost, message, underlyingError: error)

@@ -116,7 +116,7 @@ import FoundationNetworking
             let slow = session.request(try Self.url(server, "/delay/10"))
             let slowResponse = slow.serializingData()
             let neighbours = try (0..<20).map { session.request(try Self.url(server, "/get?i=\($0)")).serializingData() }
-            try await withTimeout { await server.waitUntil { $0.totalRequests >= 1 } }
+            try await withTimeout { try await server.waitUntil { $0.totalRequests >= 1 } }
             slow.cancel()
             let cancelled = try await withTimeout { await slowResponse.response }
             #expect(cancelled.error?.isExplicitlyCancelledError == true)

@@ -138,7 +138,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let request = AF.request(server.url("/delay/3"))
             let awaiting = Task { await request.serializingData(automaticallyCancelling: true).response }
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             awaiting.cancel()
             #expect(await awaiting.value.error?.isExplicitlyCancelledError == true)
             #expect(request.isCancelled)

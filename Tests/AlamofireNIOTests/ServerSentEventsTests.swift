@@ -120,7 +120,7 @@ extension ServerSentEventsTests {
             }
             #expect(error as? ServerSentEventParser.EventTooLarge == ServerSentEventParser.EventTooLarge(maximumEventSize: 64 * 1024))
             // The request was cancelled, so the server stops sending its gigabyte.
-            try await withTimeout { await server.waitUntil { $0.openConnections == 0 } }
+            try await withTimeout { try await server.waitUntil { $0.openConnections == 0 } }
         }
     }
 
@@ -144,7 +144,7 @@ extension ServerSentEventsTests {
             }
             #expect(error is ServerSentEventParser.EventTooLarge)
             #expect(server.statistics.totalRequests == 1)
-            try await withTimeout { await server.waitUntil { $0.openConnections == 0 } }
+            try await withTimeout { try await server.waitUntil { $0.openConnections == 0 } }
         }
     }
 }

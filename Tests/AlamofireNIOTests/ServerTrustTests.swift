@@ -25,7 +25,7 @@ import FoundationNetworking
     /// Checks that the refused request never reached the server: a connection came, and every one
     /// closed (the handshake refused) without a request.
     static func expectNothingSent(to server: HTTPBinServer) async throws {
-        try await withTimeout(seconds: 10) { await server.waitUntil { $0.openConnections == 0 } }
+        try await withTimeout(seconds: 10) { try await server.waitUntil { $0.openConnections == 0 } }
         #expect(server.statistics.acceptedConnections >= 1)
         #expect(server.statistics.totalRequests == 0)
     }

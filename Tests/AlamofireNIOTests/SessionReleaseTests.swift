@@ -67,7 +67,7 @@ import FoundationNetworking
                 for _ in 0..<100 { requests.append(session.request(server.url("/get")).responseData(completionHandler: record)) }
                 // One running: a slow response, so that it is under way when the session goes.
                 requests.append(session.request(server.url("/delay/2")).responseData(completionHandler: record).resume())
-                await server.waitUntil { $0.totalRequests + $0.openConnections > 0 }
+                try await server.waitUntil { $0.totalRequests + $0.openConnections > 0 }
             }
             #expect(released == nil)
             try await withTimeout { for await _ in allDone.stream {} }

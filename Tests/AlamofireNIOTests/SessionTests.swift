@@ -146,7 +146,7 @@ let testQueue = DispatchQueue(label: "tests.responses")
         try await HTTPBinServer.withServer { server async throws in
             let request = AF.request(server.url("/delay/3"))
             let task = request.serializingData()
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             request.cancel()
             let response = await task.response
             #expect(response.error?.isExplicitlyCancelledError == true)
@@ -157,7 +157,7 @@ let testQueue = DispatchQueue(label: "tests.responses")
     @Test func dataTaskCancelCancelsTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let task = AF.request(server.url("/delay/3")).serializingData()
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             task.cancel()
             #expect(await task.response.error?.isExplicitlyCancelledError == true)
         }
@@ -381,7 +381,7 @@ final class OrderRecorder: @unchecked Sendable {
             #expect(response.response?.statusCode == 200)
             #expect(response.metrics?.transactionMetrics.map(\.isReusedConnection) == [false, true, true, true])
             // The server counts a request once its response is written: wait for the fourth.
-            await server.waitUntil { $0.totalRequests == 4 }
+            try await server.waitUntil { $0.totalRequests == 4 }
             #expect(server.statistics.acceptedConnections == 1)
         }
     }

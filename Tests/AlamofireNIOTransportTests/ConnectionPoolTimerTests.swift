@@ -70,7 +70,7 @@ import Testing
             defer { transport.shutdown() }
             // Holds the only connection, and so the pool, while the second request waits and times out.
             let holder = Task { try await transport.fetch(server.url("/delay/2")) }
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             let outcome = AsyncStream.makeStream(of: Result<CollectedTransportResponse, TransportError>.self)
             let request = TransportRequest(url: server.url("/get"), timeouts: TransportTimeouts(total: .milliseconds(100)))
             let handle = transport.execute(request, collectingUpTo: 1 << 20) { result in

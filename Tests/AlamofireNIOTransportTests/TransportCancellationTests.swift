@@ -1,10 +1,11 @@
-import AlamofireNIOTransport
 import Foundation
 import HTTPBinServer
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import AlamofireNIOTransport
 
 /// Every timeout and a cancellation in every phase: each ends with the right error, the server sees
 /// the connection closed (nothing is left behind), and the transport keeps working.
@@ -16,7 +17,7 @@ import Testing
                 try await transport.fetch(server.url("/delay/5"), timeouts: .init(idle: .milliseconds(200)))
             }
             #expect(error?.code == .timedOut)
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
             #expect(try await transport.fetch(server.url("/get")).status == 200)
         }
     }
@@ -43,7 +44,7 @@ import Testing
                 }
                 Task {
                     // The server has the request: the exchange is running when it is cancelled.
-                    await server.waitUntil { $0.totalRequests == 2 }
+                    try await server.waitUntil { $0.totalRequests == 2 }
                     handle.withLockedValue { $0?.cancel() }
                 }
             }
@@ -52,7 +53,7 @@ import Testing
                 return
             }
             #expect(error.code == .cancelled)
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
             #expect(try await transport.fetch(server.url("/get")).status == 200)
         }
     }
@@ -81,7 +82,7 @@ import Testing
                 return try await response.body.collect()
             }
             #expect(error?.code == .timedOut)
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
         }
     }
 
@@ -91,7 +92,7 @@ import Testing
             // The busy exchange lasts 5 s, far past the 300 ms limit, so a crowded machine's late
             // timer still fires before the connection comes free.
             let busy = Task { try await transport.fetch(server.url("/delay/5")) }
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             let error = await transportError {
                 try await transport.fetch(server.url("/get"), timeouts: .init(total: .milliseconds(300)))
             }
@@ -105,7 +106,7 @@ import Testing
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
             let busy = Task { try await transport.fetch(server.url("/delay/1")) }
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             let queued = Task { try await transport.fetch(server.url("/get")) }
             queued.cancel()
             let error = await transportError { try await queued.value }
@@ -121,11 +122,11 @@ import Testing
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport()
             let task = Task { try await transport.fetch(server.url("/delay/5")) }
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             task.cancel()
             let error = await transportError { try await task.value }
             #expect(error?.code == .cancelled)
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
         }
     }
 
@@ -143,7 +144,7 @@ import Testing
             #expect(error?.code == .cancelled)
             let completion = await transportError { try await response.finished() }
             #expect(completion?.code == .cancelled)
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
         }
     }
 
@@ -157,7 +158,7 @@ import Testing
                 let first = try await iterator.next()?.readableBytes ?? 0
                 #expect(first >= 1 && first < 50)
             }
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
         }
     }
 
@@ -168,11 +169,11 @@ import Testing
                 while true { try await writer.write(ByteBuffer(repeating: 0x61, count: 16 * 1024)) }
             }
             let task = Task { try await transport.fetch(server.url("/upload"), .POST, body: endless) }
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             task.cancel()
             let error = await transportError { try await task.value }
             #expect(error?.code == .cancelled)
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
         }
     }
 
@@ -185,7 +186,7 @@ import Testing
             }
             let error = await transportError { try await makeTransport().fetch(server.url("/upload"), .POST, body: failing) }
             #expect(error?.underlyingError is Broken)
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
         }
     }
 
@@ -202,12 +203,32 @@ import Testing
         }
     }
 
+    /// Shutting down fails the request waiting for a connection, lets the running one finish, and
+    /// fails every later request and WebSocket at once, opening nothing.
     @Test func shutdownFailsWaitersAndLaterRequests() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let transport = makeTransport()
-            _ = try await transport.fetch(server.url("/get"))
+            let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
+            // The only connection stays busy while the body is not read.
+            let running = try await transport.execute(TransportRequest(url: server.url("/bytes/16000000")))
+            let waiting = Task { await transportError { try await transport.fetch(server.url("/get")) } }
+            for _ in 0..<1000 where transport.waitingRequestCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(transport.waitingRequestCount == 1)
+
             transport.shutdown()
-            await server.waitUntil { $0.openConnections == 0 }
+            let waiterError = await waiting.value
+            #expect(waiterError?.code == .cancelled)
+            #expect(waiterError?.message == "the transport was shut down")
+            #expect(try await running.body.collect(upTo: 1 << 25).readableBytes == 16_000_000)
+
+            let later = await transportError { try await transport.fetch(server.url("/get")) }
+            #expect(later?.code == .cancelled)
+            #expect(later?.message == "the transport was shut down")
+            let webSocket = await transportError { try await transport.openWebSocket(TransportRequest(url: server.url("/websocket/echo"))) }
+            #expect(webSocket?.message == "the transport was shut down")
+            #expect(transport.poolCount == 0)
+            #expect(server.statistics.acceptedConnections == 1)
+            #expect(server.statistics.totalRequests == 1)
+            try await server.waitUntil { $0.openConnections == 0 }
         }
     }
 }

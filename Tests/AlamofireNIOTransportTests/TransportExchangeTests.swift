@@ -239,7 +239,7 @@ import Testing
             let error = await transportError { try await makeTransport().fetch(server.url("/upload"), .POST, body: body) }
             #expect(error?.code == .cannotDecodeRawData)
             #expect(error?.message == "the request body had more than the 5 bytes announced")
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
             // The smuggled request never reached the server.
             #expect(server.statistics.totalRequests <= 1)
         }

@@ -144,7 +144,7 @@ import Testing
             let slow = try #require(server.tlsURL(.valid, "/delay/10"))
             let neighbour = Task { try await transport.fetch(try #require(server.tlsURL(.valid, "/delay/1"))) }
             let cancelled = Task { try await transport.fetch(slow) }
-            await server.waitUntil { $0.totalRequests == 2 }
+            try await server.waitUntil { $0.totalRequests == 2 }
             cancelled.cancel()
             let error = await transportError { try await cancelled.value }
             #expect(error?.code == .cancelled)

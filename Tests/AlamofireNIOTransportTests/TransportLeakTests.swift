@@ -101,15 +101,15 @@ import Testing
             defer { transport.shutdown() }
             // Counted while a request runs: a 50 ms idle timeout may pass before a later look.
             async let first = transport.fetch(server.url("/delay/1"))
-            await server.waitUntil { $0.openConnections == 1 }
+            try await server.waitUntil { $0.openConnections == 1 }
             #expect(transport.poolCount == 1)
             #expect(try await first.status == 200)
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
             try await Self.eventually { transport.poolCount == 0 }
             #expect(transport.poolCount == 0)
             // Used again: a new pool serves it (checked while the request runs, before any idle timeout).
             async let again = transport.fetch(server.url("/delay/1"))
-            await server.waitUntil { $0.openConnections == 1 }
+            try await server.waitUntil { $0.openConnections == 1 }
             #expect(transport.poolCount == 1)
             #expect(try await again.status == 200)
         }

@@ -96,7 +96,7 @@ import Testing
         try await HTTPBinServer.withServer(.init(idleTimeout: .milliseconds(50))) { server async throws in
             let transport = makeTransport()
             _ = try await transport.fetch(server.url("/get"))
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
             let again = try await transport.fetch(server.url("/get"))
             #expect(again.status == 200)
             #expect(server.statistics.acceptedConnections == 2)
@@ -107,7 +107,7 @@ import Testing
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport { $0.idleConnectionTimeout = .milliseconds(50) }
             _ = try await transport.fetch(server.url("/get"))
-            await server.waitUntil { $0.openConnections == 0 }
+            try await server.waitUntil { $0.openConnections == 0 }
             #expect(server.statistics.acceptedConnections == 1)
         }
     }

@@ -69,7 +69,7 @@ import Testing
             let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
             defer { transport.shutdown() }
             let busy = Task { try await transport.fetch(server.url("/delay/3")) }
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             let error = await transportError {
                 try await transport.fetch(server.url("/get"), timeouts: TransportTimeouts(connect: .milliseconds(200), idle: .seconds(60)))
             }

@@ -6,6 +6,25 @@ import NIOPosix
 import Testing
 
 @Suite struct ServerLifecycleTests {
+    /// A wait for something that never happens fails at its deadline, and a cancelled one at once:
+    /// a regression fails the suite instead of hanging it.
+    @Test func aWaitThatCannotEndFailsAtItsDeadlineOrWhenCancelled() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            do {
+                try await server.waitUntil(within: .milliseconds(50)) { $0.acceptedConnections == 1 }
+                Issue.record("the wait ended without a connection")
+            } catch let timedOut as ConnectionStatisticsWaitTimedOut {
+                #expect(timedOut.statistics == ConnectionStatistics())
+                #expect(timedOut.timeout == .milliseconds(50))
+            }
+            let cancelled = Task { try await server.waitUntil(within: .seconds(600)) { $0.acceptedConnections == 1 } }
+            cancelled.cancel()
+            await #expect(throws: CancellationError.self) { try await cancelled.value }
+            // A wait whose condition already holds returns at once.
+            try await server.waitUntil(within: .zero) { $0.acceptedConnections == 0 }
+        }
+    }
+
     @Test func keepAliveConnectionIsCountedOnce() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let statuses = try await TestConnection.with(server.baseURL) { connection in

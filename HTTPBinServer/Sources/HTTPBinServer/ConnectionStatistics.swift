@@ -2,6 +2,7 @@ import HummingbirdCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 
 /// What the server has seen of its connections, so tests can check reuse and pool limits.
 public struct ConnectionStatistics: Sendable, Equatable {
@@ -38,15 +39,34 @@ final class ConnectionRecorder: Sendable {
         var openIndices: [ObjectIdentifier: Int] = [:]
         /// The open connections, for a shutdown that cannot wait for their clients.
         var openChannels: [ObjectIdentifier: any Channel] = [:]
-        /// Callers waiting for the statistics to meet a condition.
-        var waiters: [(condition: @Sendable (ConnectionStatistics) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+        /// Callers waiting for the statistics to meet a condition, by the number their wait was given.
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiterID = 0
 
-        /// Removes and returns the waiters whose condition now holds.
-        mutating func satisfiedWaiters() -> [CheckedContinuation<Void, Never>] {
+        /// Removes the waiters whose condition now holds, and returns how to resume them.
+        mutating func satisfiedWaiters() -> [Resumption] {
             let statistics = self.statistics
-            let ready = waiters.filter { $0.condition(statistics) }.map(\.continuation)
-            waiters.removeAll { $0.condition(statistics) }
-            return ready
+            let ready = waiters.filter { $0.value.condition(statistics) }
+            for id in ready.keys { waiters.removeValue(forKey: id) }
+            return ready.values.map { Resumption(waiter: $0, result: .success(())) }
+        }
+    }
+
+    /// A caller waiting for a condition, and the timer that fails the wait at its deadline.
+    struct Waiter {
+        var condition: @Sendable (ConnectionStatistics) -> Bool
+        var continuation: CheckedContinuation<Void, any Error>
+        var timer: Scheduled<Void>?
+    }
+
+    /// A wait to end, once the lock is released.
+    struct Resumption {
+        var waiter: Waiter
+        var result: Result<Void, any Error>
+
+        func resume() {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(with: result)
         }
     }
     private let state = NIOLockedValueBox(State())
@@ -78,7 +98,7 @@ final class ConnectionRecorder: Sendable {
         }
         ready.forEach { $0.resume() }
         channel.closeFuture.whenComplete { _ in
-            let ready = self.state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            let ready = self.state.withLockedValue { state -> [Resumption] in
                 state.openChannels.removeValue(forKey: key)
                 if state.openIndices.removeValue(forKey: key) != nil {
                     state.statistics.openConnections -= 1
@@ -97,15 +117,39 @@ final class ConnectionRecorder: Sendable {
     }
 
     /// Returns once the statistics meet `condition`.
-    func waitUntil(_ condition: @escaping @Sendable (ConnectionStatistics) -> Bool) async {
-        await withCheckedContinuation { continuation in
-            let isReady = state.withLockedValue { state in
-                guard !condition(state.statistics) else { return true }
-                state.waiters.append((condition, continuation))
-                return false
-            }
-            if isReady { continuation.resume() }
+    /// - Throws: ``ConnectionStatisticsWaitTimedOut`` when they do not within `timeout`, and
+    ///   `CancellationError` when the calling task is cancelled first.
+    func waitUntil(within timeout: Duration, _ condition: @escaping @Sendable (ConnectionStatistics) -> Bool) async throws {
+        let id = state.withLockedValue { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
         }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let immediate: Result<Void, any Error>? = state.withLockedValue { state in
+                    if condition(state.statistics) { return .success(()) }
+                    // A cancel before this point set the flag before its handler ran, and the
+                    // handler (taking the lock) found no waiter: it is seen here instead.
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+                        self.endWait(id) { ConnectionStatisticsWaitTimedOut(timeout: timeout, statistics: $0) }
+                    }
+                    state.waiters[id] = Waiter(condition: condition, continuation: continuation, timer: timer)
+                    return nil
+                }
+                if let immediate { continuation.resume(with: immediate) }
+            }
+        } onCancel: {
+            endWait(id) { _ in CancellationError() }
+        }
+    }
+
+    /// Fails the wait numbered `id`, if it is still waiting.
+    private func endWait(_ id: Int, with error: (ConnectionStatistics) -> any Error) {
+        let resumption = state.withLockedValue { state in
+            state.waiters.removeValue(forKey: id).map { Resumption(waiter: $0, result: .failure(error(state.statistics))) }
+        }
+        resumption?.resume()
     }
 
     /// Records a request served on `channel`: the connection itself for HTTP/1, a stream of it for HTTP/2.
@@ -116,6 +160,24 @@ final class ConnectionRecorder: Sendable {
             return state.satisfiedWaiters()
         }
         ready.forEach { $0.resume() }
+    }
+}
+
+/// A wait for the server's statistics that did not end in time: what was expected never happened.
+public struct ConnectionStatisticsWaitTimedOut: Error, CustomStringConvertible {
+    /// How long the wait lasted.
+    public var timeout: Duration
+    /// The statistics when it gave up.
+    public var statistics: ConnectionStatistics
+
+    public var description: String { "the server's statistics did not meet the condition within \(timeout): \(statistics)" }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds.
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
 

@@ -219,10 +219,17 @@ public final class HTTPBinServer: Sendable {
     /// or closed and every request received — so tests await events instead of sleeping.
     ///
     /// ```swift
-    /// await server.waitUntil { $0.openConnections == 0 }
+    /// try await server.waitUntil { $0.openConnections == 0 }
     /// ```
-    public func waitUntil(_ condition: @escaping @Sendable (ConnectionStatistics) -> Bool) async {
-        await recorder.waitUntil(condition)
+    /// - Parameters:
+    ///   - timeout: how long to wait before failing; a wait that cannot end fails instead of hanging.
+    ///   - condition: checked under the recorder's lock; keep it short.
+    /// - Throws: ``ConnectionStatisticsWaitTimedOut`` past `timeout`, `CancellationError` when the
+    ///   calling task is cancelled.
+    public func waitUntil(
+        within timeout: Duration = .seconds(30), _ condition: @escaping @Sendable (ConnectionStatistics) -> Bool
+    ) async throws {
+        try await recorder.waitUntil(within: timeout, condition)
     }
 
     /// Starts counting afresh; connections open now count as newly accepted.

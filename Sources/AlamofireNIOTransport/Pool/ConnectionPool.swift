@@ -42,7 +42,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                     switch reason {
                     case .cancelled: error = failure ?? TransportError.cancelled
                     case .timedOut: error = TransportError.timedOut("waiting for a connection (the request's timeout)")
-                    case .shutDown: error = TransportError(.cancelled, "the transport was shut down")
+                    case .shutDown: error = TransportError.shutDown
                     case .connectionFailed: error = failure ?? TransportError(.cannotConnectToHost, "could not connect to \(origin)")
                     case .retired: error = RetiredPoolError()
                     }
@@ -123,6 +123,9 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     func shutDown() {
         update { $0.machine.shutDown() }
     }
+
+    /// Requests waiting for a connection, for the tests.
+    var waitingRequestCount: Int { state.withLockedValue { $0.machine.waiters.count } }
 
     /// Cancellations noted for requests that have not asked for a lease, for the tests.
     var cancellationNoteCount: Int { state.withLockedValue { $0.machine.cancelledEarly.count } }

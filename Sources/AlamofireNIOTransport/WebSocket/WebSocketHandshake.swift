@@ -25,6 +25,7 @@ extension HTTPTransport {
         var origin: Origin
         var head: HTTPRequestHead
         do {
+            try checkNotShutDown()
             origin = try Origin(
                 url: request.url, clientIdentity: request.clientIdentity, proxy: configuration.proxies.proxy(for: request.url))
             origin.isWebSocket = true

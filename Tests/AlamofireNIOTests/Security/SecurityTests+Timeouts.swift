@@ -47,7 +47,7 @@ extension SecurityTests {
             configuration.httpMaximumConnectionsPerHost = 1
             let session = Session(configuration: configuration, eventMonitors: [])
             let busy = session.request(server.url("/delay/3")).serializingData()
-            await server.waitUntil { $0.totalRequests == 1 }
+            try await server.waitUntil { $0.totalRequests == 1 }
             let queued = try await withTimeout {
                 await session.request(server.url("/get")) { $0.timeoutInterval = 0.2 }.serializingData().response
             }
