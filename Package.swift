@@ -195,7 +195,8 @@ let package = Package(
             name: "alamofire-fuzz",
             dependencies: [
                 "AlamofireNIO", "AlamofireNIOLoading", "AlamofireNIOTransport", "CFuzzingDriver",
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -2,7 +2,10 @@ import AlamofireNIO
 import AlamofireNIOLoading
 import AlamofireNIOTransport
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
+import NIOEmbedded
+import NIOHTTP1
 
 /// One fuzz target per parser that reads bytes from a server or a user. Each must return for every
 /// input without trapping, without memory growing past what the input explains, and in time linear in
@@ -24,6 +27,8 @@ enum FuzzTargets {
         "netlink": netlink,
         "certificates": certificates,
         "websocket-deflate": webSocketDeflate,
+        "socks5-reply": socks5Reply,
+        "connect-response": connectResponse,
     ]
 
     private static func text(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
@@ -34,6 +39,13 @@ enum FuzzTargets {
     }
 
     private static let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// The input cut in two where its first byte says: a peer's bytes arriving in two reads.
+    private static func halves(_ bytes: UnsafeRawBufferPointer) -> (UnsafeRawBufferPointer.SubSequence, UnsafeRawBufferPointer.SubSequence)
+    {
+        let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
+        return (bytes[..<cut], bytes[cut...])
+    }
 
     /// A `Set-Cookie` value, and its dates as cookie dates.
     static let setCookie: Target = { bytes in
@@ -68,9 +80,9 @@ enum FuzzTargets {
     /// A `text/event-stream` body, cut in two where its first byte says, with a small size limit.
     static let serverSentEvents: Target = { bytes in
         var parser = ServerSentEventParser(maximumEventSize: 4096)
-        let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
-        _ = try? parser.parse(Data(bytes[..<cut]))
-        _ = try? parser.parse(Data(bytes[cut...]))
+        let (first, second) = halves(bytes)
+        _ = try? parser.parse(Data(first))
+        _ = try? parser.parse(Data(second))
         _ = parser.finish()
     }
 
@@ -114,6 +126,43 @@ enum FuzzTargets {
         guard let codec = PerMessageDeflate.make(parameters) else { return }
         let payload = ByteBuffer(bytes: bytes[min(newline + 1, bytes.endIndex)...])
         _ = try? codec.decompress(payload, limit: 64 * 1024, allocator: ByteBufferAllocator())
+    }
+
+    /// A SOCKS5 proxy's answers to the handshake, in two reads, with and without credentials (over-long
+    /// ones when the input's length is odd).
+    static let socks5Reply: Target = { bytes in
+        let (first, second) = halves(bytes)
+        let long = String(repeating: "u", count: 200 + bytes.count % 2 * 100)
+        for credentials in [nil, TransportProxy.Credentials(user: long, password: "p")] {
+            var handshake = SOCKS5Handshake(target: .name("origin.test", port: 443), credentials: credentials)
+            var actions = [handshake.start()]
+            actions.append(handshake.receive(first))
+            actions.append(handshake.receive(second))
+            for case .established(let leftOver) in actions { precondition(leftOver.count <= bytes.count) }
+        }
+    }
+
+    /// An HTTP proxy's answer to `CONNECT`, in two reads, through the decoder and handler a tunnel
+    /// uses: whatever arrives, the tunnel's promise is settled, never left pending.
+    static let connectResponse: Target = { bytes in
+        let channel = EmbeddedChannel()
+        let result = channel.eventLoop.makePromise(of: Void.self)
+        let proxy = TransportProxy(kind: .http, host: "proxy.test", port: 3128)
+        let (first, second) = halves(bytes)
+        do {
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes)))
+            try channel.pipeline.syncOperations.addHandler(
+                ConnectTunnelHandler(authority: "origin.test:443", headers: ["Host": "origin.test:443"], proxy: proxy, result: result))
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3128)).wait()
+            try channel.writeInbound(ByteBuffer(bytes: first))
+            try channel.writeInbound(ByteBuffer(bytes: second))
+        } catch {
+            // A decoding error closes the channel; the handler has settled the promise.
+        }
+        _ = try? channel.finish()
+        let settled = NIOLockedValueBox(false)
+        result.futureResult.whenComplete { _ in settled.withLockedValue { $0 = true } }
+        precondition(settled.withLockedValue { $0 }, "the CONNECT tunnel's promise was left pending")
     }
 }
 

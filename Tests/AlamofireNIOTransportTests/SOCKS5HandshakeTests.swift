@@ -58,3 +58,30 @@ import Testing
         #expect(garbage.receive([5, 0]) == .failed(.malformed))
     }
 }
+
+/// SOCKS5 sends a host name, a user name and a password with a one-byte length: one longer than
+/// 255 bytes fails before anything is sent, never cut short to name another host or user.
+@Suite struct SOCKS5FieldLengthTests {
+    @Test func fieldsOfExactly255BytesAreSentWhole() {
+        let name = String(repeating: "a", count: 251) + ".com"
+        let user = String(repeating: "u", count: 255)
+        let password = String(repeating: "é", count: 127) + "p"  // 255 bytes in UTF-8.
+        var handshake = SOCKS5Handshake(
+            target: .name(name, port: 80), credentials: TransportProxy.Credentials(user: user, password: password))
+        #expect(handshake.start() == .send([5, 2, 0, 2]))
+        #expect(handshake.receive([5, 2]) == .send([1, 255] + Array(user.utf8) + [255] + Array(password.utf8)))
+        #expect(handshake.receive([1, 0]) == .send([5, 1, 0, 3, 255] + Array(name.utf8) + [0, 80]))
+    }
+
+    @Test(arguments: [
+        (String(repeating: "a", count: 252) + ".com", "u", "p", SOCKS5Handshake.Field.hostName),
+        ("o", String(repeating: "u", count: 256), "p", .userName),
+        ("o", "u", String(repeating: "é", count: 128), .password),
+    ])
+    func aLongerFieldFailsBeforeAnythingIsSent(name: String, user: String, password: String, field: SOCKS5Handshake.Field) {
+        var handshake = SOCKS5Handshake(
+            target: .name(name, port: 80), credentials: TransportProxy.Credentials(user: user, password: password))
+        #expect(handshake.start() == .failed(.tooLong(field)))
+        #expect(handshake.receive([5, 2]) == .failed(.malformed))
+    }
+}

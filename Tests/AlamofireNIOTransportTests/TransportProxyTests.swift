@@ -136,6 +136,21 @@ import Testing
         }
     }
 
+    /// A password SOCKS5 cannot carry whole fails with what is wrong, and the proxy is sent nothing.
+    @Test func anOverLongSocks5PasswordFailsInsteadOfBeingCut() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let proxy = try await ProxyServer.start(.init(credentials: ("al", String(repeating: "p", count: 255))))
+            let long = transport(["all_proxy": "socks5h://al:\(String(repeating: "p", count: 256))@127.0.0.1:\(proxy.port)"], for: server)
+            defer { long.shutdown() }
+            let error = await transportError { try await long.fetch(server.url("/get")) }
+            #expect(error?.code == .userAuthenticationRequired)
+            #expect(error?.message == "the SOCKS proxy's password is longer than the 255 bytes SOCKS5 can send")
+            #expect(proxy.statistics.authorizations == [])
+            #expect(proxy.statistics.socksTargets == [])
+            try await proxy.shutdown()
+        }
+    }
+
     @Test func credentialsFromTheProxyURLAreSentAsBasic() async throws {
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let proxy = try await ProxyServer.start(.init(credentials: ("al@ice", "s:cret")))

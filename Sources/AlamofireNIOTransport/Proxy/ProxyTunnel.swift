@@ -1,6 +1,6 @@
 import Foundation
-import NIOCore
-import NIOHTTP1
+package import NIOCore
+package import NIOHTTP1
 
 // A connection through a proxy is a socket to the proxy, then (for an `https` origin behind an
 // HTTP proxy, and for any origin behind a SOCKS5 proxy) a tunnel to the origin, then the origin's
@@ -94,10 +94,10 @@ struct ProxyAuthenticationChallenge: Error {
 
 /// Sends `CONNECT` and reads the proxy's answer: any 2xx opens the tunnel, a 407 asks for
 /// credentials, anything else refuses. The answer is never taken for the origin's.
-final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundIn = Never
-    typealias OutboundOut = HTTPClientRequestPart
+package final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPClientResponsePart
+    package typealias OutboundIn = Never
+    package typealias OutboundOut = HTTPClientRequestPart
 
     private enum State {
         case idle
@@ -113,20 +113,20 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private let proxy: TransportProxy
     private let result: EventLoopPromise<Void>
 
-    init(authority: String, headers: HTTPHeaders, proxy: TransportProxy, result: EventLoopPromise<Void>) {
+    package init(authority: String, headers: HTTPHeaders, proxy: TransportProxy, result: EventLoopPromise<Void>) {
         self.head = HTTPRequestHead(version: .http1_1, method: .CONNECT, uri: authority, headers: headers)
         self.proxy = proxy
         self.result = result
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         guard case .idle = state else { return }
         state = .awaitingHead
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch (state, unwrapInboundIn(data)) {
         case (.awaitingHead, .head(let head)) where (200..<300).contains(head.status.code):
             state = .awaitingEnd
@@ -152,16 +152,16 @@ final class ConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         fail(TransportError.badResponse("the proxy \(proxy) answered CONNECT with what is not HTTP", error), context)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         fail(TransportError.connectionLost("the proxy \(proxy) closed the connection before the tunnel to \(head.uri) opened"), context)
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         fail(TransportError.connectionLost("the tunnel to \(head.uri) was abandoned before the proxy answered"), context)
     }
 
@@ -236,6 +236,11 @@ final class SOCKS5TunnelHandler: ChannelInboundHandler, RemovableChannelHandler 
             return TransportError(.cannotConnectToHost, "the SOCKS proxy \(proxy) could not connect to the origin (reply \(reply))")
         case .malformed:
             return TransportError.badResponse("the SOCKS proxy \(proxy) answered what is not SOCKS5")
+        case .tooLong(.hostName):
+            return TransportError(.badURL, "the host name is longer than the 255 bytes a SOCKS proxy can be sent")
+        case .tooLong(let field):
+            let name = field == .userName ? "user name" : "password"
+            return TransportError(.userAuthenticationRequired, "the SOCKS proxy's \(name) is longer than the 255 bytes SOCKS5 can send")
         }
     }
 

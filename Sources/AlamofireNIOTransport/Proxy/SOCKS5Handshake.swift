@@ -1,16 +1,16 @@
-import NIOCore
+package import NIOCore
 
 /// The client side of a SOCKS5 handshake (RFC 1928) as a value: the greeting, user name and
 /// password authentication when the proxy asks for it (RFC 1929), and the `CONNECT` request. Each
 /// step takes the proxy's bytes and says what to send or how it ended.
-struct SOCKS5Handshake {
+package struct SOCKS5Handshake {
     /// Where the origin is: a name the proxy resolves, or an address.
-    enum Target: Equatable {
+    package enum Target: Equatable {
         case name(String, port: Int)
         case address(SocketAddress)
     }
 
-    enum Action: Equatable {
+    package enum Action: Equatable {
         /// Send these bytes.
         case send([UInt8])
         /// More bytes are needed.
@@ -20,7 +20,7 @@ struct SOCKS5Handshake {
         case failed(Failure)
     }
 
-    enum Failure: Equatable {
+    package enum Failure: Equatable {
         /// The proxy accepts none of the methods offered (it wants credentials when none were given).
         case noAcceptableMethod
         /// The proxy refused the user name and password.
@@ -29,6 +29,16 @@ struct SOCKS5Handshake {
         case refused(reply: UInt8)
         /// The bytes are not SOCKS5.
         case malformed
+        /// A field is longer than SOCKS5 can send (255 bytes): it fails before anything is sent,
+        /// never cut short to name another host or user.
+        case tooLong(Field)
+    }
+
+    /// The fields SOCKS5 sends with a one-byte length.
+    package enum Field: Equatable {
+        case hostName
+        case userName
+        case password
     }
 
     private enum State {
@@ -44,19 +54,25 @@ struct SOCKS5Handshake {
     private let target: Target
     private let credentials: TransportProxy.Credentials?
 
-    init(target: Target, credentials: TransportProxy.Credentials?) {
+    package init(target: Target, credentials: TransportProxy.Credentials?) {
         self.target = target
         self.credentials = credentials
     }
 
     /// The greeting: no authentication, and user name and password when there are credentials.
-    mutating func start() -> Action {
+    /// A field too long to send fails here, before any byte goes out.
+    package mutating func start() -> Action {
+        if case .name(let name, _) = target, name.utf8.count > 255 { return fail(.tooLong(.hostName)) }
+        if let credentials {
+            if credentials.user.utf8.count > 255 { return fail(.tooLong(.userName)) }
+            if credentials.password.utf8.count > 255 { return fail(.tooLong(.password)) }
+        }
         state = .awaitingMethod
         return .send(credentials == nil ? [5, 1, 0] : [5, 2, 0, 2])
     }
 
     /// The proxy sent `bytes`.
-    mutating func receive(_ bytes: some Sequence<UInt8>) -> Action {
+    package mutating func receive(_ bytes: some Sequence<UInt8>) -> Action {
         received.append(contentsOf: bytes)
         switch state {
         case .idle, .done:
@@ -110,10 +126,11 @@ struct SOCKS5Handshake {
         return .failed(failure)
     }
 
-    /// RFC 1929: VER 1, the user name and the password, each with its length (at most 255 bytes).
+    /// RFC 1929: VER 1, the user name and the password, each with its length (at most 255 bytes,
+    /// checked by ``start()``).
     private func authenticationRequest() -> [UInt8] {
-        let user = Array((credentials?.user ?? "").utf8.prefix(255))
-        let password = Array((credentials?.password ?? "").utf8.prefix(255))
+        let user = Array((credentials?.user ?? "").utf8)
+        let password = Array((credentials?.password ?? "").utf8)
         return [1, UInt8(user.count)] + user + [UInt8(password.count)] + password
     }
 
@@ -123,7 +140,7 @@ struct SOCKS5Handshake {
         let port: Int
         switch target {
         case .name(let name, let namePort):
-            let encoded = Array(name.utf8.prefix(255))
+            let encoded = Array(name.utf8)  // At most 255 bytes, checked by start().
             bytes += [3, UInt8(encoded.count)] + encoded
             port = namePort
         case .address(let address):
