@@ -156,8 +156,8 @@ public final class HTTPTransport: Sendable {
         }
     }
 
-    /// Runs the exchange, retrying once on a new connection when a reused one turns out to have died
-    /// before the request could be answered, or once on a new stream when an HTTP/2 server refused it.
+    /// Runs the exchange, again when a failure says it may (``ExchangeRetryBudget`` says how often),
+    /// and once more with the answer when a forwarding proxy's 407 can be answered.
     private func start(
         _ request: TransportRequest, collectingUpTo maximumBytes: Int?, controller: ExchangeController,
         completion: @escaping @Sendable (Result<Outcome, TransportError>) -> Void
@@ -232,6 +232,11 @@ public final class HTTPTransport: Sendable {
         guard head.status == .proxyAuthenticationRequired,
             let answer = answerer(head.headers["Proxy-Authenticate"], exchange.head.method.rawValue, exchange.head.uri, body, credentials)
         else { return nil }
+        var answeredHead = exchange.head
+        answeredHead.headers.replaceOrAdd(name: "Proxy-Authorization", value: answer)
+        // The answer carries the proxy's own values (realm, nonce): one that could split the head is
+        // not sent, and the 407 is the response.
+        guard (try? RequestHeadValidation.check(answeredHead)) != nil else { return nil }
         let discarded: EventLoopFuture<Void>
         switch outcome {
         case .collected:
@@ -241,8 +246,6 @@ public final class HTTPTransport: Sendable {
             drained.completeWithTask { _ = try? await response.body.collect(upTo: 1 << 20) }
             discarded = drained.futureResult
         }
-        var answeredHead = exchange.head
-        answeredHead.headers.replaceOrAdd(name: "Proxy-Authorization", value: answer)
         return (exchange.with(head: answeredHead), discarded)
     }
 

@@ -81,9 +81,11 @@ func stream(path: String) async throws -> String {
 
 /// `alamofire-probe lying-length`: a `HEAD` and then a `GET` of a path whose server announces a
 /// 4 GB body and sends 10 bytes, against an HTTPBinServer the probe starts; prints
-/// `head=<status|error> get=<error code|status> vm_kb_peak=<VmPeak>`. The client's memory must
-/// follow the bytes that arrived: reserving what was announced would show as gigabytes of address
-/// space (untouched pages would not show as resident, so the probe reads the virtual peak).
+/// `head=<status|error> get=<error code|status> vm_kb_growth=<VmPeak after - VmPeak before>`. The
+/// client's memory must follow the bytes that arrived: reserving what was announced would show as
+/// gigabytes of address space (untouched pages would not show as resident, so the probe reads the
+/// virtual peak). A request to another path first starts the threads and their malloc arenas, whose
+/// reservations grow with the machine's cores, so that only the lying response's share is counted.
 func lyingLength() async throws -> String {
     let server = try await HTTPBinServer.start()
     let session = Session()
@@ -95,11 +97,13 @@ func lyingLength() async throws -> String {
         case .failure(let error): "\((error.underlyingError as? URLError)?.code.rawValue ?? 0)"
         }
     }
+    _ = await session.request(server.url("/bytes/100000")).serializingData().response
+    let before = statusField("VmPeak")
     let head = await session.request(url, method: .head).serializingData().response
     let get = await session.request(url).serializingData().response
-    let peak = statusField("VmPeak")
+    let growth = statusField("VmPeak") - before
     try? await server.shutdown()
-    return "head=\(outcome(head)) get=\(outcome(get)) vm_kb_peak=\(peak)"
+    return "head=\(outcome(head)) get=\(outcome(get)) vm_kb_growth=\(growth)"
 }
 
 /// `alamofire-probe websocket-stream COUNT SIZE`: receives COUNT binary messages of SIZE bytes from a

@@ -116,8 +116,10 @@ import Testing
         #expect(report["exit"] == "0")
         #expect(report["head"] == "200")
         #expect(report["get"] == String(URLError.Code.networkConnectionLost.rawValue))
-        let peak = try #require(report["vm_kb_peak"].flatMap(Int.init))
-        #expect(peak > 0 && peak < 3_000_000, "peak address space \(peak) kB")
+        // A reservation of the announced 4 GB would add 4,000,000 kB; the rest of the exchange adds
+        // little (measured: 0 kB on 2 cores) beyond the threads the warm-up request started.
+        let growth = try #require(report["vm_kb_growth"].flatMap(Int.init))
+        #expect(growth >= 0 && growth < 1_000_000, "address space growth \(growth) kB")
     }
 
     /// Runs `alamofire-probe` (built beside the tests) and returns its `key=value` report.

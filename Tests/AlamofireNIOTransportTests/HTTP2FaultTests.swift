@@ -32,6 +32,9 @@ final class MisbehavingHTTP2Server: Sendable {
         case goAwayAlways
         /// RST_STREAM REFUSED_STREAM on every stream: a server answering nothing.
         case refuseEveryStream
+        /// Answers each connection's first stream, then RST_STREAM REFUSED_STREAM on every other: a
+        /// server that answered once and sheds load for ever after.
+        case answerFirstThenRefuseEveryStream
     }
 
     let port: Int
@@ -129,6 +132,8 @@ final class MisbehavingHTTP2Server: Sendable {
                 context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: goAway)), promise: nil)
             case .refuseEveryStream:
                 context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.refusedStream))), promise: nil)
+            case .answerFirstThenRefuseEveryStream where streamsHere > 1:
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.refusedStream))), promise: nil)
             case .resetStream:
                 context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .rstStream(.internalError))), promise: nil)
             case .goAwayWithError:
@@ -182,6 +187,21 @@ final class MisbehavingHTTP2Server: Sendable {
             #expect(fetched.status == 200)
             #expect(fetched.text == "ok")
             #expect(server.streams == 2)
+            #expect(server.connections == 1)
+        }
+    }
+
+    /// A connection that answered once and then refuses every stream is not asked in a loop: the
+    /// refused request goes again three times on it, then fails with -1005.
+    @Test func aConnectionThatAnsweredAndThenRefusesEveryStreamIsAskedFourTimes() async throws {
+        try await Self.withServer(.answerFirstThenRefuseEveryStream) { server, transport in
+            let first = try await transport.fetch(server.url("/"))
+            #expect(first.status == 200)
+            let error = await transportError {
+                try await transport.fetch(server.url("/"), timeouts: TransportTimeouts(total: .seconds(30)))
+            }
+            #expect(error?.code == .networkConnectionLost)
+            #expect(server.streams == 5)
             #expect(server.connections == 1)
         }
     }

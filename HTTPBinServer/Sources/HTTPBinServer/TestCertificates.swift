@@ -176,7 +176,8 @@ public struct TestCertificates: Sendable {
         let extensions = try Certificate.Extensions {
             Critical(BasicConstraints.notCertificateAuthority)
             Critical(KeyUsage(digitalSignature: true))
-            try ExtendedKeyUsage([serverAuth ? .serverAuth : .clientAuth])
+            // Critical, as some CAs mark it: a client must understand it wherever it checks a chain.
+            Critical(try ExtendedKeyUsage([serverAuth ? .serverAuth : .clientAuth]))
             if !names.isEmpty {
                 SubjectAlternativeNames(names)
             }

@@ -1,4 +1,5 @@
 import AlamofireNIOLoading
+import AlamofireNIOTransport
 public import Foundation
 import X509
 
@@ -121,6 +122,7 @@ struct RevocationCheck {
         var verifier = Verifier(rootCertificates: roots) {
             RFC5280Policy()
             OCSPVerifierPolicy(failureMode: requirePositive ? .hard : .soft, requester: requester)
+            ExtendedKeyUsageCheckedElsewhere()
         }
         let result = await verifier.validate(leaf: chain[0], intermediates: CertificateStore(chain.dropFirst()))
         guard case .couldNotValidate(let failures) = result else { return }

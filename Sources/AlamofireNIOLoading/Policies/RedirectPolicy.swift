@@ -17,8 +17,8 @@ package import FoundationNetworking
 /// Cookies from the cookie storage are matched per hop, and challenge answers per protection
 /// space, so neither follows a redirect either.
 package struct RedirectPolicy: Sendable {
-    /// The header fields that never go to another origin, as the Fetch standard, curl, Go and
-    /// AsyncHTTPClient treat them.
+    /// The header fields that never go to another origin: AsyncHTTPClient's list (`RedirectState`);
+    /// the Fetch standard, curl, Go and Python's requests each drop at least `Authorization`.
     package static let originBoundFields = ["Authorization", "Proxy-Authorization", "Cookie", "Origin"]
 
     package init() {}

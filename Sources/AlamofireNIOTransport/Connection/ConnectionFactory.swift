@@ -255,7 +255,7 @@ struct ConnectionFactory: Sendable {
     /// Connects to the origin, or to its proxy and through the tunnel to the origin. A `CONNECT`
     /// refused with a 407 whose challenge the proxy settings answer (Digest) is sent once more, on a
     /// new connection, with the answer.
-    private func connectChannel(to origin: Origin, deadline: NIODeadline?, metrics: inout ExchangeMetrics) async throws -> any Channel {
+    private func connectChannel(to origin: Origin, deadline: NIODeadline, metrics: inout ExchangeMetrics) async throws -> any Channel {
         guard let proxy = origin.proxy, ProxyTunnel.isNeeded(for: origin, through: proxy) else {
             return try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
         }
@@ -265,7 +265,7 @@ struct ConnectionFactory: Sendable {
             let channel = try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
             do {
                 let target = try await socksTarget(for: origin, through: proxy, deadline: deadline, on: channel.eventLoop)
-                try await withDeadline(deadline ?? .now() + ProxyTunnel.defaultTimeout, on: channel) {
+                try await withDeadline(deadline, on: channel) {
                     try await ProxyTunnel.open(on: channel, to: origin, through: proxy, authorization: authorization, socksTarget: target)
                 }
                 metrics.connectEnd = .now()

@@ -7,7 +7,6 @@ import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 
-/// Told of what happens to a channel carrying exchanges, on its event loop.
 /// What an HTTP/2 stream's handler asks of its connection. On the connection's event loop.
 protocol HTTP2StreamConnection: AnyObject {
     /// The error that ended the connection, if any.
@@ -20,6 +19,7 @@ protocol HTTP2StreamConnection: AnyObject {
     func streamAnswered()
 }
 
+/// Told of what happens to a channel carrying exchanges, on its event loop.
 protocol ExchangeHandlerDelegate: AnyObject, Sendable {
     /// The exchange is done; the channel is idle again if `reusable`, else it is closing.
     func exchangeFinished(connectionID: Int, reusable: Bool)
@@ -441,14 +441,9 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The producer may have read bytes it never sent: only one that never ran can start over.
             case .stream: bodyReplayable = exchange.bodyTask == nil && !exchange.bodyProducerStarted
             }
-            if let closed = lastError as? NIOHTTP2Errors.StreamClosed,
-                closed.errorCode == .refusedStream
-                    || (closed.errorCode == .cancel && context.flatMap { streamConnection?.wasRefusedByGoAway($0.channel) } == true)
-            {
-                let refused = closed
+            if let closed = lastError as? NIOHTTP2Errors.StreamClosed, let reason = refusal(closed) {
                 // RFC 9113 §8.7: the server did not process it, so any method may go again.
-                let error = TransportError.connectionLost("the server refused the stream", refused)
-                let reason = RetryableExchangeError.Reason.unprocessed(connectionAnswered: streamConnection?.hasAnswered ?? false)
+                let error = TransportError.connectionLost("the server refused the stream", closed)
                 exchange.fail(bodyReplayable ? RetryableExchangeError(error, onFreshConnection: false, reason: reason) : error)
                 return
             }
@@ -514,6 +509,17 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         scheduleIdleTimeout(target, context)
+    }
+
+    /// Why a stream the server closed was not processed, or nil when it may have been: above a
+    /// GOAWAY's last stream id (however the stream was closed), or refused with REFUSED_STREAM.
+    private func refusal(_ closed: NIOHTTP2Errors.StreamClosed) -> RetryableExchangeError.Reason? {
+        if closed.errorCode == .refusedStream || closed.errorCode == .cancel,
+            context.flatMap({ streamConnection?.wasRefusedByGoAway($0.channel) }) == true
+        {
+            return .unprocessed(connectionAnswered: streamConnection?.hasAnswered ?? false)
+        }
+        return closed.errorCode == .refusedStream ? .refusedStream : nil
     }
 
     /// The error for a server that broke HTTP/2 (a bad frame, an undecodable header block), if that

@@ -9,9 +9,6 @@ package import NIOHTTP1
 
 /// Opens the tunnel to the origin on a channel connected to its proxy.
 enum ProxyTunnel {
-    /// How long a tunnel may take when no connect timeout applies.
-    static let defaultTimeout = TimeAmount.seconds(60)
-
     /// Whether connections to `origin` through `proxy` need a tunnel.
     static func isNeeded(for origin: Origin, through proxy: TransportProxy) -> Bool {
         origin.isTLS || origin.isWebSocket || !proxy.isHTTP

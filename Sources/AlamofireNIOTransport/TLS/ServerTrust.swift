@@ -1,6 +1,6 @@
 public import Foundation
 import NIOCore
-import SwiftASN1
+package import SwiftASN1
 public import X509
 
 /// What a trust evaluator is asked: may this server, presenting this chain, be trusted for `host`?
@@ -140,7 +140,10 @@ public struct TrustAnchors: Sendable {
             case .couldNotValidate:
                 // Only the purpose, or the path itself? A chain that is sound but not for servers
                 // fails as untrusted (-1202), as Security's SSL policy reports it.
-                var soundnessVerifier = Verifier(rootCertificates: store) { RFC5280Policy() }
+                var soundnessVerifier = Verifier(rootCertificates: store) {
+                    RFC5280Policy()
+                    ExtendedKeyUsageCheckedElsewhere()
+                }
                 if case .validCertificate(let sound) = await soundnessVerifier.validate(leaf: leaf, intermediates: intermediates) {
                     let refusal = sound.dropLast().lazy.compactMap(ServerAuthenticationUsagePolicy.refusal(of:)).first
                     throw TransportError(
@@ -160,6 +163,7 @@ public struct TrustAnchors: Sendable {
             var nameVerifier = Verifier(rootCertificates: store) {
                 RFC5280Policy()
                 identity
+                ExtendedKeyUsageCheckedElsewhere()
             }
             named = await nameVerifier.validate(leaf: leaf, intermediates: intermediates).isValid
         }
@@ -201,6 +205,21 @@ struct ServerAuthenticationUsagePolicy: VerifierPolicy {
         } catch {
             return "has an extended key usage that cannot be read: \(error)"
         }
+    }
+}
+
+/// Declares the extended key usage extension understood, for a verifier run after
+/// ``ServerAuthenticationUsagePolicy`` has judged it (a name or revocation check, or telling a chain
+/// that is sound but not for servers from one that is not sound): swift-certificates refuses a
+/// certificate with a critical extension no policy declares, which would fail a critical
+/// `serverAuth` usage there for the wrong reason.
+package struct ExtendedKeyUsageCheckedElsewhere: VerifierPolicy {
+    package let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [.X509ExtensionID.extendedKeyUsage]
+
+    package init() {}
+
+    package mutating func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        .meetsPolicy
     }
 }
 

@@ -52,6 +52,8 @@ extension HTTPTransport {
         let opened = try await openChannelCancellably(to: origin, deadline: connectDeadline)
         let channel = opened.channel
         do {
+            // A shutdown while it connected: the WebSocket is not opened.
+            try checkNotShutDown()
             try Task.checkCancellation()
             let handshake = try await channel.eventLoop.submit {
                 try WebSocketHandshakeHandler.install(
