@@ -5,27 +5,28 @@
 # whose wait has a wall-clock limit).
 # `Scripts/sanitize.sh thread`: ThreadSanitizer, with the suppressions in Tests/tsan.supp.
 # `Scripts/sanitize.sh address`: AddressSanitizer (leaks are the fuzzers' to find).
-# A second argument, `library`, runs only the first two groups (the library's, loading and transport
-# suites), as CI does to stay within its time; `all` (the default) runs the third too: the test
-# server's, integrations', tools' and Swift 5 mode suites.
+# A second argument says which groups: `core`, the first (the loading and transport suites, where
+# the event loops, locks and state machines are), as CI runs it to stay within its time; `library`,
+# the first two (the library's suites too); `all` (the default), the third too: the test server's,
+# integrations', tools' and Swift 5 mode suites. `Scripts/before-stop.sh` runs `all`.
 # Each sanitizer builds in a scratch directory of its own (.build-tsan, .build-asan).
 #
 # MemorySoakTests are left out: they measure resident memory, which a sanitizer's shadow memory
 # multiplies, and their child processes run long under it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sanitizer=${1:?usage: Scripts/sanitize.sh thread|address [all|library]}
+sanitizer=${1:?usage: Scripts/sanitize.sh thread|address [all|library|core]}
 case "$sanitizer" in
     thread) scratch=.build-tsan; export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$PWD/Tests/tsan.supp" ;;
     # Leaks are the fuzzers' to find (Foundation's and Dispatch's own lasting allocations would be
     # reported here); a small quarantine keeps the 1 GiB transfers' memory limits meaningful.
     address) scratch=.build-asan; export ASAN_OPTIONS="detect_leaks=0:quarantine_size_mb=16" ;;
-    *) echo "usage: Scripts/sanitize.sh thread|address [all|library]" >&2; exit 2 ;;
+    *) echo "usage: Scripts/sanitize.sh thread|address [all|library|core]" >&2; exit 2 ;;
 esac
 suites=${2:-all}
 case "$suites" in
-    all|library) ;;
-    *) echo "usage: Scripts/sanitize.sh thread|address [all|library]" >&2; exit 2 ;;
+    all|library|core) ;;
+    *) echo "usage: Scripts/sanitize.sh thread|address [all|library|core]" >&2; exit 2 ;;
 esac
 swift build --build-tests --enable-all-traits --sanitize="$sanitizer" --scratch-path "$scratch"
 log=$(mktemp)
@@ -39,8 +40,8 @@ run() {
         | tee -a "$log" || status=1
 }
 run --filter "AlamofireNIOLoadingTests|AlamofireNIOTransportTests"
-run --filter "AlamofireNIOTests" --skip MemorySoakTests
-[ "$suites" = library ] || run --skip "AlamofireNIOTests|AlamofireNIOLoadingTests|AlamofireNIOTransportTests"
+[ "$suites" = core ] || run --filter "AlamofireNIOTests" --skip MemorySoakTests
+[ "$suites" != all ] || run --skip "AlamofireNIOTests|AlamofireNIOLoadingTests|AlamofireNIOTransportTests"
 report_pattern="WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: ThreadSanitizer"
 crash_pattern="Fatal error:|CHECK failed|[Ee]xited with unexpected signal"
 reports=$(grep -cE "$report_pattern" "$log" || true)
