@@ -160,6 +160,10 @@ enum FuzzTargets {
             // A decoding error closes the channel; the handler has settled the promise.
         }
         _ = try? channel.finish()
+        // A channel the handler closed is past `finish()`'s own close: the pipeline's removal is a
+        // task queued on the embedded loop, which only runs when asked (left queued, it would keep
+        // the channel and its buffers alive).
+        channel.embeddedEventLoop.run()
         let settled = NIOLockedValueBox(false)
         result.futureResult.whenComplete { _ in settled.withLockedValue { $0 = true } }
         precondition(settled.withLockedValue { $0 }, "the CONNECT tunnel's promise was left pending")
