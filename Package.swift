@@ -20,6 +20,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AlamofireNIO", targets: ["AlamofireNIO"]),
+        // AlamofireNIO under Alamofire's module name, for code written for Alamofire to compile on
+        // Linux with no change: `import Alamofire`, `Alamofire.Session`, `import enum Alamofire.AFError`.
+        .library(name: "Alamofire", targets: ["Alamofire"]),
         // Integrations, each a product of its own behind a trait that is off by default: a package that
         // does not enable the trait resolves none of its dependencies.
         .library(name: "AlamofireNIOTracing", targets: ["AlamofireNIOTracing"]),
@@ -76,6 +79,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Re-exports AlamofireNIO (with its WebSocket SPI) as the module `Alamofire`.
+        .target(name: "Alamofire", dependencies: ["AlamofireNIO"], swiftSettings: swiftSettings),
         // Layer 2: one task per attempt of a request, with URLSession's policies and delegate events.
         .target(
             name: "AlamofireNIOLoading",

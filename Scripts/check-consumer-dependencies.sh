@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Resolves a tiny package that depends on this checkout and uses only the `AlamofireNIO` product,
+# Resolves tiny packages that depend on this checkout and use only the `AlamofireNIO` product (one the `Alamofire` product),
 # and fails if it resolves more than the library's own dependencies need: at most 17 packages besides
 # AlamofireNIO, and none of the development server's (Hummingbird and what it pulls in), the
 # benchmarks' or the documentation plugin's. It resolves twice: by path, and by URL at the committed
@@ -13,9 +13,10 @@ limit=17
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-# $1: a name, $2: the dependency line, $3: the package identity.
+# $1: a name, $2: the dependency line, $3: the package identity, $4: the product (AlamofireNIO by default).
 check() {
     local consumer="$scratch/$1"
+    local product="${4:-AlamofireNIO}"
     mkdir -p "$consumer/Sources/Consumer"
     cat >"$consumer/Package.swift" <<MANIFEST
 // swift-tools-version:6.2
@@ -25,11 +26,11 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [$2],
     targets: [
-        .target(name: "Consumer", dependencies: [.product(name: "AlamofireNIO", package: "$3")])
+        .target(name: "Consumer", dependencies: [.product(name: "$product", package: "$3")])
     ]
 )
 MANIFEST
-    echo 'import AlamofireNIO' >"$consumer/Sources/Consumer/Consumer.swift"
+    echo "import $product" >"$consumer/Sources/Consumer/Consumer.swift"
     if ! (cd "$consumer" && swift package resolve >"$consumer/resolve.log" 2>&1); then
         cat "$consumer/resolve.log"
         echo "error: the consumer package ($1) does not resolve"
@@ -38,7 +39,7 @@ MANIFEST
     local pins count forbidden
     pins=$(grep -o '"identity" : "[^"]*"' "$consumer/Package.resolved" | sed 's/.*: "\(.*\)"/\1/' | grep -vx "$3" | sort)
     count=$(echo "$pins" | wc -l)
-    echo "a consumer of AlamofireNIO ($1) resolves $count packages besides it:"
+    echo "a consumer of $product ($1) resolves $count packages besides AlamofireNIO:"
     echo "$pins" | sed 's/^/  /'
     forbidden=$(echo "$pins" | grep -E '^(hummingbird|hummingbird-websocket|swift-websocket|swift-configuration|async-http-client|httpbinserver|swift-docc-plugin|swift-docc-symbolkit|swift-argument-parser|swift-distributed-tracing|swift-metrics|swift-service-context|opencombine|swift-openapi-runtime)$' || true)
     if [ -n "$forbidden" ]; then
@@ -53,6 +54,8 @@ MANIFEST
 
 identity=$(basename "$root" | tr '[:upper:]' '[:lower:]')
 check "by path" ".package(path: \"$root\")" "$identity"
+# The product that presents AlamofireNIO as the module Alamofire needs nothing more.
+check "the Alamofire product, by path" ".package(path: \"$root\")" "$identity" Alamofire
 revision=$(git -C "$root" rev-parse HEAD)
 check "by URL at $revision" ".package(url: \"file://$root\", revision: \"$revision\")" "$identity"
 # With every integration's trait on, the integrations' own packages come in.

@@ -5,10 +5,11 @@ import PackageDescription
 // AlamofireNIO on Linux. The choice is made here, where the manifest is evaluated, so a Linux build
 // never resolves Alamofire and an Apple build never resolves AlamofireNIO.
 //
-// On Linux a one-line target named `Alamofire` re-exports AlamofireNIO, so the sources say
-// `import Alamofire` (and `Alamofire.Session`) on every platform. SwiftPM's `moduleAliases` cannot
-// do this: it renames the built module but makes the sources keep the original name (Swift 6.3.1
-// passes `-module-alias AlamofireNIO=Alamofire`, and `import Alamofire` is then an error).
+// On Linux, AlamofireNIO's `Alamofire` product presents it as the module `Alamofire`, so the
+// sources say `import Alamofire`, `Alamofire.Session` and `import enum Alamofire.AFError` on every
+// platform. The choice must be `#if` here: with both packages in one graph, SwiftPM 6.3 refuses two
+// targets named `Alamofire` whatever `.when(platforms:)` conditions the dependencies carry, and
+// `moduleAliases` renames the built module but makes the sources keep the original name.
 
 #if os(Linux)
 // In your own package: .package(url: "<AlamofireNIO's repository>", from: "<version>"). This example
@@ -16,14 +17,10 @@ import PackageDescription
 let alamofireNIOIdentity =
     Context.packageDirectory.split(separator: "/").dropLast(2).last.map { String($0).lowercased() } ?? "alamofirenio"
 let networkingPackage: Package.Dependency = .package(path: "../..")
-let networking: Target.Dependency = "Alamofire"
-let networkingTargets: [Target] = [
-    .target(name: "Alamofire", dependencies: [.product(name: "AlamofireNIO", package: alamofireNIOIdentity)])
-]
+let networking: Target.Dependency = .product(name: "Alamofire", package: alamofireNIOIdentity)
 #else
 let networkingPackage: Package.Dependency = .package(url: "https://github.com/Alamofire/Alamofire.git", from: "5.12.0")
 let networking: Target.Dependency = .product(name: "Alamofire", package: "Alamofire")
-let networkingTargets: [Target] = []
 #endif
 
 let package = Package(
@@ -33,7 +30,7 @@ let package = Package(
         .library(name: "ITunesSearch", targets: ["ITunesSearch"])
     ],
     dependencies: [networkingPackage],
-    targets: networkingTargets + [
+    targets: [
         .target(name: "ITunesSearch", dependencies: [networking]),
         .testTarget(name: "ITunesSearchTests", dependencies: ["ITunesSearch", networking]),
     ]
