@@ -35,6 +35,8 @@ let package = Package(
         .trait(name: "Metrics", description: "AlamofireNIOMetrics: swift-metrics for requests, bytes, retries and more."),
         .trait(name: "Combine", description: "AlamofireNIOCombine: Alamofire's Combine publishers (OpenCombine where Combine is missing)."),
         .trait(name: "OpenAPI", description: "AlamofireNIOOpenAPI: a swift-openapi-runtime ClientTransport that sends through a Session."),
+        .trait(name: "Brotli", description: "Decodes br responses with the system's libbrotlidec (Debian: libbrotli-dev) and asks for them first, as Alamofire does on Apple platforms."),
+        .trait(name: "Zstd", description: "Decodes zstd responses with the system's libzstd (Debian: libzstd-dev)."),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -107,6 +109,9 @@ let package = Package(
             dependencies: [
                 // zlib for WebSocket permessage-deflate.
                 "CZlib",
+                // The br and zstd decoders, behind their traits.
+                .target(name: "CBrotli", condition: .when(traits: ["Brotli"])),
+                .target(name: "CZstd", condition: .when(traits: ["Zstd"])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -175,6 +180,9 @@ let package = Package(
             name: "CZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // The system's Brotli and Zstandard decoders, used only with the `Brotli` and `Zstd` traits.
+        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // Starts the tests' helper programs without Foundation's `Process` (see ChildProcess.swift).
         .target(name: "ChildProcess", dependencies: ["AFSynchronization"], swiftSettings: swiftSettings),
         // Moves one large body through the transport and reports its own peak memory, for the tests.

@@ -35,6 +35,8 @@ let package = Package(
             name: "HTTPBinServer",
             dependencies: [
                 "CHTTPBinZlib",
+                "CHTTPBinBrotli",
+                "CHTTPBinZstd",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -60,5 +62,8 @@ let package = Package(
             name: "CHTTPBinZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // The system's Brotli and Zstandard encoders, for the br and zstd endpoints.
+        .systemLibrary(name: "CHTTPBinBrotli", pkgConfig: "libbrotlienc", providers: [.apt(["libbrotli-dev"])]),
+        .systemLibrary(name: "CHTTPBinZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
     ]
 )

@@ -13,7 +13,7 @@ shift || true
 
 echo "== building alamofire-fuzz with -sanitize=fuzzer,address (.build-fuzz)"
 log=$(mktemp)
-if ! swift build --product alamofire-fuzz --scratch-path .build-fuzz \
+if ! swift build --product alamofire-fuzz --scratch-path .build-fuzz --traits Brotli,Zstd \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld >"$log" 2>&1; then
     grep -E "error" "$log" | head -40
     echo "error: the fuzz build failed"
@@ -21,7 +21,7 @@ if ! swift build --product alamofire-fuzz --scratch-path .build-fuzz \
 fi
 grep -E "warning: .*Sources/|Build of product" "$log" || true
 rm -f "$log"
-binary=$(swift build --product alamofire-fuzz --scratch-path .build-fuzz --show-bin-path \
+binary=$(swift build --product alamofire-fuzz --scratch-path .build-fuzz --traits Brotli,Zstd --show-bin-path \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)/alamofire-fuzz
 [ -x "$binary" ] || { echo "error: the fuzz build failed"; exit 1; }
 

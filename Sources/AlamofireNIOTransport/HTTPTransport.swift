@@ -34,8 +34,9 @@ public final class HTTPTransport: Sendable {
         public var idleConnectionTimeout: TimeAmount = .seconds(60)
         /// TLS settings and the server trust evaluator.
         public var tls = TransportTLSConfiguration()
-        /// Whether gzip and deflate responses are decoded, and how far: the decoded body may be at most
-        /// this many times the size of the compressed one. Nil leaves bodies as they arrive.
+        /// Whether gzip and deflate responses (and br and zstd ones, with the `Brotli` and `Zstd`
+        /// traits) are decoded, and how far: the decoded body may be at most this many times the size
+        /// of the compressed one. Nil leaves bodies as they arrive.
         public var maximumDecompressionRatio: Int? = 100
         /// Whether TLS connections offer HTTP/2 by ALPN (`h2`, then `http/1.1`), as URLSession does.
         /// False speaks HTTP/1.1 only. Plain `http` URLs always use HTTP/1.1 (no h2c).
@@ -88,7 +89,7 @@ public final class HTTPTransport: Sendable {
         self.connectionCounts = configuration.onConnectionCountsChanged.map(ConnectionCountReporter.init)
         self.factory = ConnectionFactory(
             eventLoopGroup: eventLoopGroup, tls: configuration.tls,
-            decompressionLimit: configuration.maximumDecompressionRatio.map { .ratio($0) }, offersHTTP2: configuration.allowsHTTP2,
+            decompressionRatio: configuration.maximumDecompressionRatio, offersHTTP2: configuration.allowsHTTP2,
             http2PingInterval: configuration.http2PingInterval, proxyChallengeAnswerer: configuration.proxies.challengeAnswerer,
             lookup: configuration.lookup, setupTimeout: configuration.connectionSetupTimeout, logger: logger)
     }

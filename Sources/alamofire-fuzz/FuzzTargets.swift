@@ -29,6 +29,8 @@ enum FuzzTargets {
         "websocket-deflate": webSocketDeflate,
         "socks5-reply": socks5Reply,
         "connect-response": connectResponse,
+        "brotli": decoding(.brotli),
+        "zstd": decoding(.zstd),
     ]
 
     private static func text(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
@@ -126,6 +128,27 @@ enum FuzzTargets {
         guard let codec = PerMessageDeflate.make(parameters) else { return }
         let payload = ByteBuffer(bytes: bytes[min(newline + 1, bytes.endIndex)...])
         _ = try? codec.decompress(payload, limit: 64 * 1024, allocator: ByteBufferAllocator())
+    }
+
+    /// A `br` or `zstd` body after a first byte that says where it is cut in two, decoded with the
+    /// ratio limit the transport uses. A build without the coding's trait does nothing.
+    static func decoding(_ coding: ContentCoding) -> Target {
+        { bytes in
+            guard coding.isDecodable, let decoder = try? coding.makeDecoder(), let first = bytes.first else { return }
+            let body = bytes.dropFirst()
+            let cut = body.startIndex + Int(first) % (body.count + 1)
+            var budget = ContentDecodingBudget(ratio: 100)
+            for piece in [body[..<cut], body[cut...]] {
+                var input = ByteBuffer(bytes: piece)
+                budget.received(coded: input.readableBytes)
+                do {
+                    try decoder.decode(&input, allocator: ByteBufferAllocator()) { try budget.produced(decoded: $0.readableBytes) }
+                } catch {
+                    return
+                }
+            }
+            _ = decoder.isFinished
+        }
     }
 
     /// A SOCKS5 proxy's answers to the handshake, in two reads, with and without credentials (over-long

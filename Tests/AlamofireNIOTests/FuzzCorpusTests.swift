@@ -10,8 +10,8 @@ import Testing
         .deletingLastPathComponent().appendingPathComponent("Fuzzing/Corpus")
 
     static let targets = [
-        "cache-control", "certificates", "connect-response", "content-range", "multipart", "netlink", "resume-data",
-        "server-sent-events", "set-cookie", "socks5-reply", "websocket-deflate", "www-authenticate",
+        "brotli", "cache-control", "certificates", "connect-response", "content-range", "multipart", "netlink", "resume-data",
+        "server-sent-events", "set-cookie", "socks5-reply", "websocket-deflate", "www-authenticate", "zstd",
     ]
 
     @Test func everyTargetHasACorpus() throws {
@@ -31,6 +31,6 @@ import Testing
     @Test func anUnknownTargetIsRefused() async throws {
         let (status, output) = try await runProgram(Self.fuzzURL.path, ["no-such-target"])
         #expect(status == 2)
-        #expect(output.contains("targets: cache-control, certificates, connect-response"))
+        #expect(output.contains("targets: brotli, cache-control, certificates, connect-response"))
     }
 }

@@ -78,7 +78,7 @@ import FoundationNetworking
             ).value
             #expect(echoed.headers["User-Agent"] == "StoreSearch/1.0")
             #expect(echoed.headers["X-Trace"] == "1")
-            #expect(echoed.headers["Accept-Encoding"] == "gzip;q=1.0, deflate;q=0.9")
+            #expect(echoed.headers["Accept-Encoding"] == expectedDefaultAcceptEncoding)
         }
     }
 

@@ -12,7 +12,7 @@ import Testing
 @Suite struct ConnectionPoolTimerTests {
     func makePool(for server: HTTPBinServer) throws -> ConnectionPool {
         let factory = ConnectionFactory(
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, tls: .init(), decompressionLimit: nil, logger: .init(label: "test"))
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, tls: .init(), decompressionRatio: nil, logger: .init(label: "test"))
         return ConnectionPool(
             origin: try Origin(url: server.url("/")), factory: factory, maximumConnections: 1, idleTimeout: .seconds(60),
             logger: .init(label: "test"))

@@ -33,7 +33,7 @@ import Testing
     @Test func theFactoryKeepsTheContextsOfTheSixteenIdentitiesUsedLast() throws {
         let certificates = try TestCertificates.generate()
         let factory = ConnectionFactory(
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, tls: .init(), decompressionLimit: nil, logger: .init(label: "test"))
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, tls: .init(), decompressionRatio: nil, logger: .init(label: "test"))
         let url = try #require(URL(string: "https://127.0.0.1:1/"))
         // Held here, so that a new context cannot take a dropped one's address.
         var contexts: [NIOSSLContext] = []

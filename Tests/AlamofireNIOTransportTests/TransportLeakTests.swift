@@ -84,7 +84,7 @@ import Testing
         try controller.run(exchange, on: connection)
         controller.cancel(with: .cancelled)
         let factory = ConnectionFactory(
-            eventLoopGroup: channel.eventLoop, tls: .init(), decompressionLimit: nil, logger: .init(label: "test"))
+            eventLoopGroup: channel.eventLoop, tls: .init(), decompressionRatio: nil, logger: .init(label: "test"))
         let pool = ConnectionPool(
             origin: origin, factory: factory, maximumConnections: 1, idleTimeout: .seconds(1),
             logger: .init(label: "test"))

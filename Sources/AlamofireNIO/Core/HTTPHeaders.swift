@@ -204,8 +204,16 @@ extension HTTPHeaders {
 }
 
 extension HTTPHeader {
-    /// The encodings AlamofireNIO decodes, best first: `gzip;q=1.0, deflate;q=0.9`.
-    public static let defaultAcceptEncoding = HTTPHeader.acceptEncoding(["gzip", "deflate"].qualityEncoded())
+    /// The encodings AlamofireNIO decodes, best first: `br;q=1.0, gzip;q=0.9, deflate;q=0.8` (Alamofire's
+    /// value on Apple platforms) with the `Brotli` trait, `gzip;q=1.0, deflate;q=0.9` without it.
+    /// (`zstd` is decoded with the `Zstd` trait but not asked for, as Alamofire does not.)
+    public static let defaultAcceptEncoding: HTTPHeader = {
+        #if Brotli
+        HTTPHeader.acceptEncoding(["br", "gzip", "deflate"].qualityEncoded())
+        #else
+        HTTPHeader.acceptEncoding(["gzip", "deflate"].qualityEncoded())
+        #endif
+    }()
 
     /// Up to six of the process's preferred languages with decreasing q-values, e.g. `en-US;q=1.0`.
     public static let defaultAcceptLanguage = HTTPHeader.acceptLanguage(Locale.preferredLanguages.prefix(6).qualityEncoded())

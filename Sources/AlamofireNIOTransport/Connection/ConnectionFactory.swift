@@ -85,7 +85,9 @@ struct ConnectionFactory: Sendable {
         var identity: TransportClientIdentity?
         var offersHTTP2: Bool
     }
-    let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
+    /// How far response bodies are decoded (gzip, deflate, and br and zstd where their traits are
+    /// on): at most this many times the coded size. Nil leaves bodies as they arrive.
+    let decompressionRatio: Int?
     let logger: Logger
     /// How long opening a connection (connecting, a proxy tunnel, the TLS handshake, an HTTP/2
     /// server's SETTINGS) may take when no deadline applies: a server that stalls is never waited
@@ -95,7 +97,7 @@ struct ConnectionFactory: Sendable {
     static let largestRead = 256 * 1024
 
     init(
-        eventLoopGroup: any EventLoopGroup, tls: TransportTLSConfiguration, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?,
+        eventLoopGroup: any EventLoopGroup, tls: TransportTLSConfiguration, decompressionRatio: Int?,
         offersHTTP2: Bool = true, http2PingInterval: TimeAmount = .seconds(30),
         proxyChallengeAnswerer: ProxySettings.ChallengeAnswerer? = nil,
         lookup: @escaping @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses,
@@ -104,7 +106,7 @@ struct ConnectionFactory: Sendable {
         self.setupTimeout = setupTimeout
         self.eventLoopGroup = eventLoopGroup
         self.tls = tls
-        self.decompressionLimit = decompressionLimit
+        self.decompressionRatio = decompressionRatio
         self.offersHTTP2 = offersHTTP2
         self.http2PingInterval = http2PingInterval
         self.proxyChallengeAnswerer = proxyChallengeAnswerer
@@ -430,7 +432,7 @@ struct ConnectionFactory: Sendable {
         on channel: any Channel, origin: Origin, id: Int, metrics: ExchangeMetrics,
         delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
     ) -> EventLoopFuture<Installed> {
-        let (decompressionLimit, pingInterval) = (self.decompressionLimit, http2PingInterval)
+        let (decompressionRatio, pingInterval) = (self.decompressionRatio, http2PingInterval)
         return channel.eventLoop.submit {
             guard channel.isActive else { throw TransportError.connectionLost("the server closed the connection while it was set up") }
             var metrics = metrics
@@ -439,7 +441,7 @@ struct ConnectionFactory: Sendable {
             let installed: Installed
             if metrics.networkProtocolName == "h2" {
                 let (connection, ready) = try HTTP2Connection.start(
-                    id: id, channel: channel, connectionMetrics: metrics, decompressionLimit: decompressionLimit,
+                    id: id, channel: channel, connectionMetrics: metrics, decompressionRatio: decompressionRatio,
                     pingInterval: pingInterval,
                     pool: delegate)
                 installed = .http2(connection, ready: ready)
@@ -452,7 +454,7 @@ struct ConnectionFactory: Sendable {
                 handler.delegate = delegate
                 try pipeline.addHandler(counter)
                 try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
-                if let decompressionLimit { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: decompressionLimit)) }
+                if let decompressionRatio { try pipeline.addResponseDecoders(ratio: decompressionRatio) }
                 try pipeline.addHandler(handler)
                 installed = .http1(HTTP1Connection(id: id, origin: origin, channel: channel, handler: handler))
             }

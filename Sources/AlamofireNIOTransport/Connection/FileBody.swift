@@ -62,12 +62,16 @@ enum FileBody {
 
     private static func currentSize(of handle: NIOFileHandle) throws -> Int {
         try handle.withUnsafeFileDescriptor { descriptor in
-            var status = stat()
-            guard fstat(descriptor, &status) == 0 else {
+            // The end's offset, the position put back (file regions are sent at offsets of their own).
+            // Not `fstat`: with the Brotli and Zstd traits' C modules in this module, Swift 6.3 finds
+            // `struct stat` in NIO's C module, which cannot be imported here.
+            let position = lseek(descriptor, 0, SEEK_CUR)
+            let end = lseek(descriptor, 0, SEEK_END)
+            guard position >= 0, end >= 0, lseek(descriptor, position, SEEK_SET) >= 0 else {
                 throw TransportError(
-                    .cannotOpenFile, "cannot read the body file's size", underlyingError: IOError(errnoCode: errno, reason: "fstat"))
+                    .cannotOpenFile, "cannot read the body file's size", underlyingError: IOError(errnoCode: errno, reason: "lseek"))
             }
-            return Int(status.st_size)
+            return Int(end)
         }
     }
 

@@ -547,6 +547,10 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return TransportError(.cannotDecodeContentData, "the compressed body could not be decoded", underlyingError: error)
         case let error as NIOHTTPDecompression.ExtraDecompressionError:
             return TransportError(.cannotDecodeContentData, "the compressed body could not be decoded", underlyingError: error)
+        case let error as ContentDecodingError where error == .limitExceeded:
+            return TransportError(.dataLengthExceedsMaximum, "the decompressed body exceeds the allowed size", underlyingError: error)
+        case let error as ContentDecodingError:
+            return TransportError(.cannotDecodeContentData, "the compressed body could not be decoded", underlyingError: error)
         case let error as NIOHTTP2Errors.StreamClosed where error.errorCode == .protocolError:
             return .badResponse("the stream broke the HTTP/2 protocol", error)
         case let error as NIOHTTP2Errors.StreamClosed:

@@ -26,7 +26,7 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, HTTP2
     let id: Int
     let channel: any Channel
     private let connectionMetrics: ExchangeMetrics
-    private let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
+    private let decompressionRatio: Int?
     private let pingInterval: TimeAmount
     private weak var pool: (any ExchangeHandlerDelegate & HTTP2ConnectionDelegate)?
     private var multiplexer: NIOHTTP2Handler.StreamMultiplexer?
@@ -51,13 +51,13 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, HTTP2
     static let streamWindowSize = 1 << 20
 
     private init(
-        id: Int, channel: any Channel, connectionMetrics: ExchangeMetrics, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?,
+        id: Int, channel: any Channel, connectionMetrics: ExchangeMetrics, decompressionRatio: Int?,
         pingInterval: TimeAmount
     ) {
         self.id = id
         self.channel = channel
         self.connectionMetrics = connectionMetrics
-        self.decompressionLimit = decompressionLimit
+        self.decompressionRatio = decompressionRatio
         self.pingInterval = pingInterval
         self.ready = channel.eventLoop.makePromise()
     }
@@ -65,11 +65,11 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, HTTP2
     /// Sets HTTP/2 up on a connected (and TLS-negotiated) channel; the future succeeds with the
     /// server's stream limit once its first SETTINGS frame has arrived. Must run on the event loop.
     static func start(
-        id: Int, channel: any Channel, connectionMetrics: ExchangeMetrics, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?,
+        id: Int, channel: any Channel, connectionMetrics: ExchangeMetrics, decompressionRatio: Int?,
         pingInterval: TimeAmount, pool: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
     ) throws -> (HTTP2Connection, EventLoopFuture<Int>) {
         let connection = HTTP2Connection(
-            id: id, channel: channel, connectionMetrics: connectionMetrics, decompressionLimit: decompressionLimit,
+            id: id, channel: channel, connectionMetrics: connectionMetrics, decompressionRatio: decompressionRatio,
             pingInterval: pingInterval)
         connection.pool = pool
         var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
@@ -146,7 +146,7 @@ final class HTTP2Connection: TransportConnection, ExchangeHandlerDelegate, HTTP2
         let pipeline = stream.pipeline.syncOperations
         try pipeline.addHandler(counter)
         try pipeline.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
-        if let decompressionLimit { try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: decompressionLimit)) }
+        if let decompressionRatio { try pipeline.addResponseDecoders(ratio: decompressionRatio) }
         try pipeline.addHandler(handler)
         handler.startExchange(exchange)
     }
