@@ -80,6 +80,10 @@ import Testing
         #expect(throws: ContentDecodingError.limitExceeded) { try budget.produced(decoded: 1) }
         var unlimited = ContentDecodingBudget(ratio: nil)
         try unlimited.produced(decoded: Int.max / 2)
+        // A ratio whose limit passes Int.max is no limit, not a negative one.
+        var huge = ContentDecodingBudget(ratio: .max)
+        huge.received(coded: 2)
+        try huge.produced(decoded: 1 << 40)
     }
 
     /// The handler decodes a coded response, passes others through, and fails a cut one.
@@ -108,6 +112,17 @@ import Testing
         try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(string: "as is")))
         _ = try channel.readInbound(as: HTTPClientResponsePart.self)
         #expect(try channel.readInbound(as: HTTPClientResponsePart.self) == .body(ByteBuffer(string: "as is")))
+        try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        _ = try channel.readInbound(as: HTTPClientResponsePart.self)
+
+        // A body coded twice, in two header lines, is left as it came.
+        try channel.writeInbound(
+            HTTPClientResponsePart.head(
+                HTTPResponseHead(
+                    version: .http1_1, status: .ok, headers: HTTPHeaders([("Content-Encoding", "br"), ("Content-Encoding", "gzip")]))))
+        try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(string: "twice")))
+        _ = try channel.readInbound(as: HTTPClientResponsePart.self)
+        #expect(try channel.readInbound(as: HTTPClientResponsePart.self) == .body(ByteBuffer(string: "twice")))
         try channel.writeInbound(HTTPClientResponsePart.end(nil))
         _ = try channel.readInbound(as: HTTPClientResponsePart.self)
 

@@ -177,7 +177,8 @@ extension Duration {
     /// The duration in whole nanoseconds.
     fileprivate var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : whole + attoseconds / 1_000_000_000
     }
 }
 

@@ -43,8 +43,7 @@ package enum ContentCoding: String, Sendable, CaseIterable {
         }
     }
 
-    /// The coding a `Content-Encoding` value names, when this build decodes it (one coding only:
-    /// a list of several is left as it is, as NIOHTTPCompression leaves it).
+    /// The coding a `Content-Encoding` value names, when this build decodes it.
     package init?(contentEncoding value: String) {
         let name = value.trimmingASCIISpaces.lowercased()
         guard let coding = ContentCoding(rawValue: name), coding.isDecodable else { return nil }
@@ -111,9 +110,10 @@ package struct ContentDecodingBudget {
 
     package mutating func produced(decoded count: Int) throws {
         decodedBytes += count
-        if let ratio, decodedBytes > codedBytes.multipliedReportingOverflow(by: ratio).partialValue {
-            throw ContentDecodingError.limitExceeded
-        }
+        guard let ratio else { return }
+        // A limit past Int.max is no limit; a ratio below 1 allows as much as arrived.
+        let (allowed, overflow) = codedBytes.multipliedReportingOverflow(by: max(ratio, 1))
+        if !overflow, decodedBytes > allowed { throw ContentDecodingError.limitExceeded }
     }
 }
 
@@ -142,14 +142,20 @@ final class ContentDecodingHandler: ChannelInboundHandler, RemovableChannelHandl
             failed = false
             decoder = nil
             budget = ContentDecodingBudget(ratio: ratio)
-            if let value = head.headers.first(name: "Content-Encoding"), let coding = ContentCoding(contentEncoding: value) {
+            // One coding only: a body coded twice (`br, gzip`, or two header lines) is left as it
+            // came, as NIOHTTPCompression leaves codings it does not know.
+            let codings = head.headers[canonicalForm: "Content-Encoding"]
+            var decoderError: (any Error)?
+            if codings.count == 1, let coding = ContentCoding(contentEncoding: String(codings[0])) {
                 do {
                     decoder = try coding.makeDecoder()
                 } catch {
-                    return fail(error, context)
+                    decoderError = error
                 }
             }
             context.fireChannelRead(data)
+            // The head goes first, so the failure is the response's and not a silent connection's.
+            if let decoderError { fail(decoderError, context) }
         case .body(var buffer):
             guard !failed else { return }
             guard let decoder else { return context.fireChannelRead(data) }
