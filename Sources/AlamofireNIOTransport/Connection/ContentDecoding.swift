@@ -124,7 +124,6 @@ final class ContentDecodingHandler: ChannelInboundHandler, RemovableChannelHandl
     typealias InboundIn = HTTPClientResponsePart
     typealias InboundOut = HTTPClientResponsePart
 
-    private let ratio: Int?
     private var decoder: (any ContentStreamDecoder)?
     private var budget: ContentDecodingBudget
     private var failed = false
@@ -132,7 +131,6 @@ final class ContentDecodingHandler: ChannelInboundHandler, RemovableChannelHandl
     /// - Parameter ratio: the most the decoded body may be, as a multiple of the coded body's size;
     ///   nil for no limit.
     init(ratio: Int?) {
-        self.ratio = ratio
         self.budget = ContentDecodingBudget(ratio: ratio)
     }
 
@@ -141,7 +139,7 @@ final class ContentDecodingHandler: ChannelInboundHandler, RemovableChannelHandl
         case .head(let head):
             failed = false
             decoder = nil
-            budget = ContentDecodingBudget(ratio: ratio)
+            budget = ContentDecodingBudget(ratio: budget.ratio)
             // One coding only: a body coded twice (`br, gzip`, or two header lines) is left as it
             // came, as NIOHTTPCompression leaves codings it does not know.
             let codings = head.headers[canonicalForm: "Content-Encoding"]

@@ -63,12 +63,9 @@ final class ZstdStreamDecoder: ContentStreamDecoder {
     static let windowLogMax: Int32 = 23
 
     private let context: OpaquePointer
-    /// Whether the last call ended on a frame's end with all its output flushed.
-    private var atFrameEnd = false
-    /// Whether any byte arrived: an empty body is not a Zstandard stream.
-    private var started = false
-
-    var isFinished: Bool { started && atFrameEnd }
+    /// Whether the last call ended on a frame's end with all its output flushed (an empty body,
+    /// never fed, is the handler's to tell apart).
+    private(set) var isFinished = false
 
     init() throws {
         guard let context = ZSTD_createDCtx() else { throw ContentDecodingError.outOfMemory }
@@ -84,10 +81,9 @@ final class ZstdStreamDecoder: ContentStreamDecoder {
     }
 
     func decode(_ input: inout ByteBuffer, allocator: ByteBufferAllocator, emit: (ByteBuffer) throws -> Void) throws {
-        if input.readableBytes > 0 { started = true }
         var outputFilledLastTime = true
         // Until the input is used up and the decoder had room to spare (nothing is left in it).
-        while input.readableBytes > 0 || (outputFilledLastTime && !atFrameEnd) {
+        while input.readableBytes > 0 || (outputFilledLastTime && !isFinished) {
             var output = allocator.buffer(capacity: Self.chunkSize)
             var hint = 0
             input.readWithUnsafeReadableBytes { inputBytes in
@@ -100,7 +96,7 @@ final class ZstdStreamDecoder: ContentStreamDecoder {
                 return source.pos
             }
             guard ZSTD_isError(hint) == 0 else { throw ContentDecodingError.malformed }
-            atFrameEnd = hint == 0
+            isFinished = hint == 0
             outputFilledLastTime = output.readableBytes == Self.chunkSize
             if output.readableBytes > 0 { try emit(output) }
             if !outputFilledLastTime && input.readableBytes == 0 { return }
