@@ -1,5 +1,6 @@
 import Foundation
 import HTTPBinServer
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -75,6 +76,34 @@ import Testing
         defer { transport.shutdown() }
         let error = await transportError { try await transport.fetch(URL(string: "http://nowhere.test/get")!) }
         #expect(error?.code == .cannotFindHost)
+    }
+
+    /// No route to the network is offline (`-1009`, what `waitsForConnectivity` and `OfflineRetrier` wait on),
+    /// whether the address was connected to directly or raced; a refused connection is not.
+    @Test func noRouteToTheNetworkIsNotConnectedToInternet() throws {
+        let origin = try Origin(url: URL(string: "http://10.9.1.1:8080/")!)
+        let unreachable = IOError(errnoCode: ENETUNREACH, reason: "connect")
+        #expect(ConnectionFactory.connectError(unreachable, origin: origin).code == .notConnectedToInternet)
+        #expect(
+            ConnectionFactory.connectError(IOError(errnoCode: ECONNREFUSED, reason: "connect"), origin: origin).code == .cannotConnectToHost
+        )
+        #expect(ConnectionFactory.connectError(ChannelError.connectTimeout(.seconds(1)), origin: origin).code == .timedOut)
+    }
+
+    /// Nagle is off, and nothing that needs a privilege is set: SOL_SOCKET's option 1 (SO_DEBUG, which is what
+    /// `.socketOption(.tcp_nodelay)` names) needs CAP_NET_ADMIN, and set, it failed every connection of a process
+    /// without it (any user but root).
+    @Test func aConnectionSetsNoDelayAndNothingPrivileged() async throws {
+        try await HTTPBinServer.withServer { server in
+            let factory = ConnectionFactory(
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, tls: .init(), decompressionRatio: nil, logger: .init(label: "test"))
+            let opened = try await factory.openChannel(to: try Origin(url: server.url("/")), deadline: .now() + .seconds(10))
+            defer { opened.channel.close(promise: nil) }
+            let noDelay = try await opened.channel.getOption(.tcpOption(.tcp_nodelay)).get()
+            let debug = try await opened.channel.getOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_DEBUG))).get()
+            #expect(noDelay == 1)
+            #expect(debug == 0)
+        }
     }
 
     @Test func theResolverSplitsOneLookupByFamily() async throws {

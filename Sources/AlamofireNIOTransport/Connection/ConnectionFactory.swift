@@ -318,9 +318,10 @@ struct ConnectionFactory: Sendable {
     private func connectSocket(to origin: Origin, deadline: NIODeadline?, metrics: inout ExchangeMetrics) async throws -> any Channel {
         let eventLoop = eventLoopGroup.next()
         let resolver = HappyEyeballsResolver(eventLoop: eventLoop, lookup: lookup)
+        // TCP_NODELAY is ClientBootstrap's default (`.tcpOption(.tcp_nodelay)`). Not `.socketOption(.tcp_nodelay)`:
+        // that is SOL_SOCKET's option 1, SO_DEBUG, which needs CAP_NET_ADMIN and fails every connect without it.
         var bootstrap = ClientBootstrap(group: eventLoop)
             .resolver(resolver)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
             // Room for two file-body chunks: the next one is read from disk while the last drains.
             .channelOption(.writeBufferWaterMark, value: .init(low: FileBody.chunkSize, high: 2 * FileBody.chunkSize + 1))
             // Reads grow past NIO's 64 KiB while they fill their buffer, so a large body crosses to its
@@ -361,16 +362,23 @@ struct ConnectionFactory: Sendable {
                 return TransportError(.cannotFindHost, "cannot resolve \(host)", underlyingError: lookupError ?? error)
             }
             // No route to the network at all: offline, as URLSession reports it (and OfflineRetrier waits on it).
-            let unreachable = error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ENETUNREACH }
-            if unreachable {
+            if error.connectionErrors.allSatisfy({ isUnreachableNetwork($0.error) }) {
                 return TransportError(.notConnectedToInternet, "no route to \(target)'s network", underlyingError: error)
             }
             return TransportError(.cannotConnectToHost, "could not connect to \(target)", underlyingError: error)
+        // An address given as such is connected to directly, without Happy Eyeballs, so its error comes alone.
+        case let error where isUnreachableNetwork(error):
+            return TransportError(.notConnectedToInternet, "no route to \(target)'s network", underlyingError: error)
         case let error as TransportError:
             return error
         default:
             return TransportError(.cannotConnectToHost, "could not connect to \(target)", underlyingError: error)
         }
+    }
+
+    /// Whether a connect failed because no route leads to the address's network.
+    private static func isUnreachableNetwork(_ error: any Error) -> Bool {
+        (error as? IOError)?.errnoCode == ENETUNREACH
     }
 
     /// Adds TLS to the connected channel and waits for the handshake; returns the protocol ALPN chose.
