@@ -5,8 +5,9 @@ package import FoundationNetworking
 #endif
 
 /// Settings that `URLSessionConfiguration` has on Apple platforms and not in FoundationNetworking
-/// (`tlsMinimumSupportedProtocolVersion`, `tlsMaximumSupportedProtocolVersion`), kept inside the
-/// configuration itself so that they travel with it.
+/// (`tlsMinimumSupportedProtocolVersion`, `tlsMaximumSupportedProtocolVersion`, and
+/// `waitsForConnectivity`, which it declares unavailable), kept inside the configuration itself so
+/// that they travel with it.
 ///
 /// They live in its `connectionProxyDictionary` under keys of their own: it is the only open-ended
 /// field, and the only place that survives the copies URLSession makes (`URLSession(configuration:)`
@@ -15,10 +16,12 @@ package import FoundationNetworking
 /// turns the environment's proxies off. Assigning a whole new `connectionProxyDictionary` replaces
 /// them too: set them after it.
 package enum ConfigurationExtras {
-    /// The configuration's TLS version settings, as the raw values of Security's `tls_protocol_version_t`.
+    /// The configuration's TLS version settings, as the raw values of Security's `tls_protocol_version_t`,
+    /// and whether its tasks wait for connectivity (1) or not (0, or nothing stored).
     package enum Key: String, CaseIterable, Sendable {
         case minimumTLSVersion = "AlamofireNIO.tlsMinimumSupportedProtocolVersion"
         case maximumTLSVersion = "AlamofireNIO.tlsMaximumSupportedProtocolVersion"
+        case waitsForConnectivity = "AlamofireNIO.waitsForConnectivity"
     }
 
     /// Marks a dictionary that was nil (proxies from the environment) before an extra was set.
@@ -27,6 +30,11 @@ package enum ConfigurationExtras {
     /// The value stored for `key`, if any.
     package static func value(_ key: Key, in configuration: URLSessionConfiguration) -> UInt16? {
         (configuration.connectionProxyDictionary?[key.rawValue] as? NSNumber)?.uint16Value
+    }
+
+    /// Whether `configuration`'s tasks wait for a route instead of failing offline (`waitsForConnectivity`).
+    package static func waitsForConnectivity(_ configuration: URLSessionConfiguration) -> Bool {
+        value(.waitsForConnectivity, in: configuration) == 1
     }
 
     /// Stores `value` for `key` (nil removes it), leaving the user's proxy settings as they were.

@@ -31,6 +31,9 @@ package final class LoadingSession: Sendable {
     let cachePolicy: CachePolicy
     /// The configuration's own `URLProtocol` classes, asked first.
     let protocolClasses: [URLProtocol.Type]
+    /// When the configuration `waitsForConnectivity`, what tells a task that found no route that the
+    /// network changed; nil otherwise (a task then fails offline at once).
+    let connectivityMonitor: (any ConnectivityMonitor)?
     /// The last task identifier handed out; URLSession numbers its tasks from 1.
     private let lastTaskIdentifier = Atomic<Int>(0)
 
@@ -49,11 +52,15 @@ package final class LoadingSession: Sendable {
     ///   - configuration: `httpAdditionalHeaders` (sent unless a request sets its own),
     ///     `timeoutIntervalForRequest` (idle time per exchange), `timeoutIntervalForResource` (each
     ///     exchange's total), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`,
-    ///     `urlCredentialStorage`, `urlCache`, `requestCachePolicy`, `protocolClasses`.
+    ///     `urlCredentialStorage`, `urlCache`, `requestCachePolicy`, `protocolClasses`, and
+    ///     `waitsForConnectivity` (``ConfigurationExtras``).
     ///   - now: the clock cached responses age by (a test's virtual clock).
+    ///   - makeConnectivityMonitor: called once when the configuration `waitsForConnectivity`; nil
+    ///     from it (no way to follow the network) makes tasks fail offline at once.
     package init(
         transport: HTTPTransport, configuration: URLSessionConfiguration, maximumBodySize: Int = Int(UInt32.max),
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() },
+        makeConnectivityMonitor: () -> (any ConnectivityMonitor)? = { nil }
     ) {
         self.transport = transport
         self.maximumBodySize = maximumBodySize
@@ -70,6 +77,7 @@ package final class LoadingSession: Sendable {
         self.authenticationPolicy = AuthenticationPolicy(credentialStorage: configuration.urlCredentialStorage)
         self.protocolClasses = URLProtocolLoad.userClasses(configuration.protocolClasses)
         self.cachePolicy = CachePolicy(cache: configuration.urlCache, requestCachePolicy: configuration.requestCachePolicy, now: now)
+        self.connectivityMonitor = ConfigurationExtras.waitsForConnectivity(configuration) ? makeConnectivityMonitor() : nil
     }
 
     /// A task for `request`, not started: call ``LoadingTask/resume()``.

@@ -122,6 +122,9 @@ package final class LoadingTask: Sendable {
         var webSocket: TransportWebSocket?
         /// Whether its messages are being read yet.
         var isReadingWebSocket = false
+        /// The session's count of network changes when the exchange under way started (when the
+        /// session waits for connectivity): a wait after it finds no route waits for a later change.
+        var networkChangesAtExchangeStart = 0
 
         var snapshot: Snapshot {
             let status: Status =
@@ -222,6 +225,9 @@ package final class LoadingTask: Sendable {
             startExchange(hop: hop)
         case .cancelExchange:
             state.withLock { $0.work.cancel }?()
+        case .waitForConnectivity(let tellDelegate):
+            if tellDelegate { delegate.loadingTaskIsWaitingForConnectivity(self) }
+            waitForConnectivity()
         case .askRedirect:
             let (received, proposed) = state.withLock { ($0.response, $0.proposedRequest) }
             let response = received?.httpURLResponse
@@ -261,7 +267,9 @@ package final class LoadingTask: Sendable {
     // MARK: Exchanges
 
     private func startExchange(hop: Int) {
+        let networkChanges = session.connectivityMonitor?.changeCount ?? 0
         let (request, body, generation, authorization, validators, resumption, hasLeftOrigin) = state.withLock { state in
+            state.networkChangesAtExchangeStart = networkChanges
             let authorization = state.answers.exchangeStarted()
             state.isExemptFromCache = false
             state.collectedBody = nil
@@ -403,13 +411,36 @@ package final class LoadingTask: Sendable {
         if cancelNow { cancelWork() }
     }
 
-    /// The exchange failed before its response, or while its body arrived.
+    /// The exchange failed before its response, or while its body arrived. One that found no route
+    /// waits for connectivity instead, when the session does.
     func exchangeFailed(_ error: URLError) {
+        let waits = error.code == .notConnectedToInternet && session.connectivityMonitor != nil
         perform(
             state.withLock { state in
+                if waits, case .exchanging = state.machine.state { return state.machine.exchangeFoundNoRoute() }
                 if state.error == nil { state.error = error }
                 return state.machine.exchangeFailed()
             })
+    }
+
+    /// Waits for the network to change since the failed exchange started, then sends it again; fails
+    /// with `.timedOut` once the resource timeout (counted from the task's start) has passed.
+    private func waitForConnectivity() {
+        guard let monitor = session.connectivityMonitor else { return }
+        let (after, generation) = state.withLock { ($0.networkChangesAtExchangeStart, $0.work.start()) }
+        let url = state.withLock { $0.currentRequest.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+        let timeout = max(0, session.resourceTimeout - Date().timeIntervalSince(started))
+        let stop = monitor.waitForChange(after: after, timeout: timeout) { outcome in
+            switch outcome {
+            case .changed:
+                self.perform(self.state.withLock { $0.machine.connectivityChanged() })
+            case .timedOut:
+                self.exchangeFailed(TransportError(.timedOut, "timed out waiting for connectivity").urlError(for: url))
+            case .cancelled:
+                self.exchangeFailed(TransportError(.cancelled, "the request was cancelled").urlError(for: url))
+            }
+        }
+        setCancelWork(stop, generation: generation)
     }
 
     // MARK: Completion

@@ -86,6 +86,10 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
     /// `reason`; the task then completes.
     func loadingTask(_ task: LoadingTask, didCloseWith code: URLSessionWebSocketTask.CloseCode, reason: Data?)
 
+    /// The task found no route to the network and waits for connectivity (its session's configuration
+    /// `waitsForConnectivity`): told once per task, as URLSession tells `taskIsWaitingForConnectivity`.
+    func loadingTaskIsWaitingForConnectivity(_ task: LoadingTask)
+
     /// The task's metrics: one transaction per exchange, a failed one included (none when the task
     /// was cancelled before its first exchange).
     func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics)
@@ -130,6 +134,8 @@ extension LoadingTaskDelegate {
         _ task: LoadingTask, willCacheResponse proposedResponse: CachedURLResponse,
         completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
     ) { completionHandler(proposedResponse) }
+
+    package func loadingTaskIsWaitingForConnectivity(_ task: LoadingTask) {}
 
     package func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics) {}
 

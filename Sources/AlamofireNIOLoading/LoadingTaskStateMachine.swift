@@ -20,7 +20,9 @@ import Foundation
 ///   awaitingBodyStream ─a new stream─▶ exchanging(hop + 1)
 ///                      └─none─▶ completed (the body stream is exhausted)
 ///   exchanging(hop) ─a continued download's 416 or wrong range─▶ exchanging(hop + 1), without a range
-///   exchanging, receivingBody ─failure─▶ completed
+///   exchanging(hop) ─no route, the session waits for connectivity─▶ waitingForConnectivity(hop)
+///                                                       ─the network changed─▶ exchanging(hop)
+///   exchanging, waitingForConnectivity, receivingBody ─failure─▶ completed
 /// ```
 /// Cancelling while an exchange or a body is under way asks the task to stop it and waits for it
 /// to report; cancelling while a delegate decides completes at once (the late answer is ignored).
@@ -29,6 +31,8 @@ package struct LoadingTaskStateMachine: Sendable {
         case initialized
         case lookingUpCache
         case exchanging(hop: Int)
+        /// The exchange found no route to the network; the task waits for it to change.
+        case waitingForConnectivity(hop: Int)
         case awaitingRedirect(hop: Int)
         case awaitingBodyStream(hop: Int)
         case awaitingChallenge(hop: Int)
@@ -54,8 +58,11 @@ package struct LoadingTaskStateMachine: Sendable {
         case lookUpCache
         /// Send the current request; `hop` 0 is the first exchange, each redirect or challenge adds one.
         case startExchange(hop: Int)
-        /// Stop the exchange or body under way; it will report its end.
+        /// Stop the exchange or body under way (or the wait for connectivity); it will report its end.
         case cancelExchange
+        /// Wait for the network to change, telling the delegate first when `tellDelegate` (the
+        /// first wait of the task: URLSession tells it at most once).
+        case waitForConnectivity(tellDelegate: Bool)
         /// Ask the delegate whether to follow the redirect.
         case askRedirect
         /// Ask the delegate for a new body stream for the next hop.
@@ -90,6 +97,8 @@ package struct LoadingTaskStateMachine: Sendable {
     package private(set) var redirects = 0
     /// Challenges answered so far.
     package private(set) var challengesAnswered = 0
+    /// Whether the task has waited for connectivity (the delegate heard of it).
+    package private(set) var hasWaitedForConnectivity = false
     /// Whether the task is marked suspended: one not started waits for ``resume()``; a transfer
     /// under way goes on (the transport has no pause), as a suspended URLSession task's does.
     package private(set) var isSuspended = false
@@ -166,10 +175,29 @@ package struct LoadingTaskStateMachine: Sendable {
         return .startExchange(hop: hop + 1)
     }
 
-    /// The exchange failed before a response, or while its body arrived.
+    /// The exchange found no route to the network (`.notConnectedToInternet`), in a session that
+    /// waits for connectivity: the task waits for the network to change, then sends the same hop again.
+    package mutating func exchangeFoundNoRoute() -> Action {
+        guard case .exchanging(let hop) = state else { return .none }
+        if isCancelled { return complete(.cancelled) }
+        state = .waitingForConnectivity(hop: hop)
+        defer { hasWaitedForConnectivity = true }
+        return .waitForConnectivity(tellDelegate: !hasWaitedForConnectivity)
+    }
+
+    /// The network changed while the task waited: the same hop is sent again.
+    package mutating func connectivityChanged() -> Action {
+        guard case .waitingForConnectivity(let hop) = state else { return .none }
+        if isCancelled { return complete(.cancelled) }
+        state = .exchanging(hop: hop)
+        return .startExchange(hop: hop)
+    }
+
+    /// The exchange failed before a response, or while its body arrived (or the wait for
+    /// connectivity ended without a change).
     package mutating func exchangeFailed() -> Action {
         switch state {
-        case .exchanging, .receivingBody: return complete(isCancelled ? .cancelled : .exchangeFailed)
+        case .exchanging, .waitingForConnectivity, .receivingBody: return complete(isCancelled ? .cancelled : .exchangeFailed)
         default: return .none
         }
     }
@@ -241,7 +269,7 @@ package struct LoadingTaskStateMachine: Sendable {
         case .lookingUpCache:
             // The lookup reports back and finds the task cancelled.
             return .none
-        case .exchanging, .receivingBody:
+        case .exchanging, .waitingForConnectivity, .receivingBody:
             return .cancelExchange
         case .completed:
             return .none

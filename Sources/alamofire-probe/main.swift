@@ -211,51 +211,15 @@ func soakOverTLS(url: URL, authorityFile: String, count: Int) async throws -> St
     return await soak(url: url, count: count, session: Session(eventMonitors: [], additionalTrustRoots: [authority]))
 }
 
-/// Inside a network namespace of its own (run under `unshare -rn`): follows the general reachability while it adds a
-/// veth pair with a default route, then takes it down, and reports the statuses the listener heard.
-func reachability() async throws -> String {
-    guard let manager = NetworkReachabilityManager(), let host = NetworkReachabilityManager(host: "10.9.0.7") else {
-        throw ProbeError.usage
-    }
-    let heard = AsyncStream.makeStream(of: NetworkReachabilityManager.NetworkReachabilityStatus.self)
-    let queue = DispatchQueue(label: "probe.reachability")
-    guard manager.startListening(onQueue: queue, onUpdatePerforming: { heard.continuation.yield($0) }) else {
-        return "statuses=listening-failed"
-    }
-    func name(_ status: NetworkReachabilityManager.NetworkReachabilityStatus) -> String {
-        switch status {
-        case .unknown: "unknown"
-        case .notReachable: "notReachable"
-        case .reachable(.ethernetOrWiFi): "reachable(ethernetOrWiFi)"
-        case .reachable(.cellular): "reachable(cellular)"
-        }
-    }
-    var iterator = heard.stream.makeAsyncIterator()
-    var statuses: [String] = []
-    func ip(_ arguments: String...) throws {
-        try ChildProcess("/usr/sbin/ip", arguments, mergingErrors: false).waitUntilExit()
-    }
-    // A listener that never hears the change ends the probe, instead of hanging it.
-    DispatchQueue.global().asyncAfter(deadline: .now() + 20) { heard.continuation.finish() }
-    if let first = await iterator.next() { statuses.append(name(first)) }
-    try ip("link", "add", "v0", "type", "veth", "peer", "name", "v1")
-    try ip("addr", "add", "10.9.0.1/24", "dev", "v0")
-    try ip("link", "set", "v1", "up")
-    try ip("link", "set", "v0", "up")
-    try ip("route", "add", "default", "via", "10.9.0.2", "dev", "v0")
-    if let second = await iterator.next() { statuses.append(name(second)) }
-    let hostStatus = host.status
-    try ip("link", "set", "v0", "down")
-    if let third = await iterator.next() { statuses.append(name(third)) }
-    manager.stopListening()
-    return "statuses=\(statuses.joined(separator: ",")) host=\(name(hostStatus)) after=\(name(host.status))"
-}
-
 Lifeline.endWithParent(program: "alamofire-probe")
 do {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments == ["reachability"] {
         print(try await reachability())
+        exit(0)
+    }
+    if arguments == ["waits-for-connectivity"] {
+        print(try await waitsForConnectivity())
         exit(0)
     }
     if arguments.count == 2, arguments[0] == "get", let url = URL(string: arguments[1]) {
@@ -291,7 +255,7 @@ do {
 } catch {
     FileHandle.standardError.write(
         Data(
-            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe sessions URL COUNT | alamofire-probe inflight URL COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe lying-length | alamofire-probe reachability\n"
+            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe sessions URL COUNT | alamofire-probe inflight URL COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe lying-length | alamofire-probe reachability | alamofire-probe waits-for-connectivity\n"
                 .utf8))
     exit(2)
 }

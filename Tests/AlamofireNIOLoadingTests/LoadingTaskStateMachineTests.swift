@@ -13,6 +13,7 @@ import Testing
         case .initialized: break
         case .lookingUpCache: _ = machine.resume()
         case .exchanging: (_, _) = (machine.resume(), machine.cacheMissed())
+        case .waitingForConnectivity: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.exchangeFoundNoRoute())
         case .awaitingRedirect: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.responseReceived(.redirect))
         case .awaitingBodyStream:
             (_, _, _, _) = (
@@ -31,7 +32,8 @@ import Testing
     }
 
     static let allStates: [Machine.State] = [
-        .initialized, .lookingUpCache, .exchanging(hop: 0), .awaitingRedirect(hop: 0), .awaitingBodyStream(hop: 0),
+        .initialized, .lookingUpCache, .exchanging(hop: 0), .waitingForConnectivity(hop: 0), .awaitingRedirect(hop: 0),
+        .awaitingBodyStream(hop: 0),
         .awaitingChallenge(hop: 0), .awaitingDisposition(hop: 0), .receivingBody(hop: 0), .completed,
     ]
 
@@ -117,7 +119,7 @@ import Testing
             var machine = Self.machine(in: state)
             let expected: Machine.Action
             switch state {
-            case .exchanging, .receivingBody: expected = .complete(.exchangeFailed)
+            case .exchanging, .waitingForConnectivity, .receivingBody: expected = .complete(.exchangeFailed)
             default: expected = .none
             }
             #expect(machine.exchangeFailed() == expected, "in \(state)")
@@ -131,7 +133,7 @@ import Testing
             switch state {
             case .initialized, .awaitingRedirect, .awaitingBodyStream, .awaitingChallenge, .awaitingDisposition:
                 expected = .complete(.cancelled)
-            case .exchanging, .receivingBody: expected = .cancelExchange
+            case .exchanging, .waitingForConnectivity, .receivingBody: expected = .cancelExchange
             case .lookingUpCache, .completed: expected = .none
             }
             #expect(machine.cancel() == expected, "in \(state)")
@@ -155,6 +157,48 @@ import Testing
         var body = Self.machine(in: .receivingBody(hop: 0))
         _ = body.cancel()
         #expect(body.bodyReceived() == .complete(.cancelled))
+
+        var waiting = Self.machine(in: .waitingForConnectivity(hop: 0))
+        _ = waiting.cancel()
+        #expect(waiting.connectivityChanged() == .complete(.cancelled))
+    }
+
+    /// With `waitsForConnectivity`, an exchange that finds no route waits, telling the delegate only
+    /// the first time, and the same hop goes again once the network changes.
+    @Test func noRouteWaitsForConnectivityAndSendsTheSameHopAgain() {
+        var machine = Self.machine(in: .exchanging(hop: 0))
+        #expect(machine.responseReceived(.redirect) == .askRedirect)
+        #expect(machine.redirectDecided(follow: true, needsBodyStream: false) == .startExchange(hop: 1))
+        #expect(machine.exchangeFoundNoRoute() == .waitForConnectivity(tellDelegate: true))
+        #expect(machine.state == .waitingForConnectivity(hop: 1))
+        #expect(machine.hasWaitedForConnectivity)
+        // Only a waiting task hears of a change; a second one does nothing.
+        #expect(machine.connectivityChanged() == .startExchange(hop: 1))
+        #expect(machine.connectivityChanged() == .none)
+        #expect(machine.state == .exchanging(hop: 1))
+        #expect(machine.exchangeFoundNoRoute() == .waitForConnectivity(tellDelegate: false))
+        // The wait ending without a change (the resource timeout) fails the task with the task's error.
+        #expect(machine.exchangeFailed() == .complete(.exchangeFailed))
+        #expect(machine.exchangeFoundNoRoute() == .none)
+        #expect(machine.redirects == 1)
+    }
+
+    @Test func onlyAnExchangeFindsNoRoute() {
+        for state in Self.allStates {
+            var machine = Self.machine(in: state)
+            let expected: Machine.Action =
+                switch state {
+                case .exchanging: .waitForConnectivity(tellDelegate: true)
+                default: .none
+                }
+            #expect(machine.exchangeFoundNoRoute() == expected, "in \(state)")
+            var another = Self.machine(in: state)
+            #expect(
+                another.connectivityChanged() == (state == .waitingForConnectivity(hop: 0) ? .startExchange(hop: 0) : .none), "in \(state)")
+        }
+        var cancelled = Self.machine(in: .exchanging(hop: 0))
+        _ = cancelled.cancel()
+        #expect(cancelled.exchangeFoundNoRoute() == .complete(.cancelled))
     }
 
     @Test func lateDecisionsAfterCompletionAreIgnored() {

@@ -148,7 +148,7 @@ open class ClosureEventMonitor: EventMonitor, @unchecked Sendable {
         taskDidComplete?(session, task, error)
     }
 
-    /// Calls `taskIsWaitingForConnectivity`, if set, when a task waits for connectivity (never, in AlamofireNIO).
+    /// Calls `taskIsWaitingForConnectivity`, if set, when a task waits for connectivity.
     open func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
         taskIsWaitingForConnectivity?(session, task)
     }

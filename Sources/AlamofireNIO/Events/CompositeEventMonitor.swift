@@ -147,7 +147,7 @@ public final class CompositeEventMonitor: EventMonitor {
         performEvent(.taskDidComplete) { $0.urlSession(session, task: task, didCompleteWithError: error.value) }
     }
 
-    /// Called when a task waits for connectivity (never, in AlamofireNIO): forwards the event to every monitor.
+    /// Called when a task waits for connectivity: forwards the event to every monitor.
     public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
         performEvent(.taskIsWaitingForConnectivity) { $0.urlSession(session, taskIsWaitingForConnectivity: task) }
     }

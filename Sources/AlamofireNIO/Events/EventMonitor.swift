@@ -36,8 +36,8 @@ public protocol EventMonitor: Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: TaskMetrics)
     /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:task:didCompleteWithError:)` method.
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
-    /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:taskIsWaitingForConnectivity:)` method (never, as
-    /// AlamofireNIO does not wait for connectivity).
+    /// Event called during `URLSessionTaskDelegate`'s `urlSession(_:taskIsWaitingForConnectivity:)` method (when
+    /// the session's configuration `waitsForConnectivity` and a task finds no route).
     func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask)
     /// Event called during `URLSessionDataDelegate`'s `urlSession(_:dataTask:didReceive:completionHandler:)` method.
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse)
@@ -170,7 +170,7 @@ extension EventMonitor {
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         leftToDefault(.taskDidComplete)
     }
-    /// Called when a task waits for connectivity (never, in AlamofireNIO). Does nothing by default.
+    /// Called when a task waits for connectivity. Does nothing by default.
     public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
         leftToDefault(.taskIsWaitingForConnectivity)
     }

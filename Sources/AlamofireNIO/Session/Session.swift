@@ -191,7 +191,8 @@ open class Session: @unchecked Sendable {
         self.transport = HTTPTransport(configuration: transportConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
         self.loading = LoadingSession(
             transport: transport, configuration: configuration,
-            maximumBodySize: min(max(0, maximumResponseBodySize), Self.defaultMaximumResponseBodySize))
+            maximumBodySize: min(max(0, maximumResponseBodySize), Self.defaultMaximumResponseBodySize),
+            makeConnectivityMonitor: { NetworkChangeMonitor(source: NetlinkSocket()) })
     }
 
     /// As in Alamofire: every request set up and not finished, and every one that will not resume on

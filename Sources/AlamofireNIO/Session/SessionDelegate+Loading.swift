@@ -161,6 +161,14 @@ extension SessionDelegate: LoadingTaskDelegate {
         willCache(proposedResponse, for: request, task: task, dataTask: dataTask, completionHandler: completionHandler)
     }
 
+    package func loadingTaskIsWaitingForConnectivity(_ task: LoadingTask) {
+        guard let request = request(for: task) else { return }
+        if let (session, sessionTask) = routed(request, task) {
+            return urlSession(session, taskIsWaitingForConnectivity: sessionTask)
+        }
+        tell(request, about: task, .taskIsWaitingForConnectivity) { $0.urlSession($1, taskIsWaitingForConnectivity: $2) }
+    }
+
     package func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics) {
         guard let request = request(for: task) else { return }
         if let (session, sessionTask) = routed(request, task) {

@@ -137,8 +137,8 @@ open class SessionDelegate: NSObject, URLSessionDelegate, URLSessionTaskDelegate
             request, task: loadingTask, with: error.map { $0 as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: $0]) })
     }
 
-    /// Alamofire's hook for a task waiting for connectivity: the monitors hear it. AlamofireNIO's tasks do not wait
-    /// for connectivity (a ``OfflineRetrier`` does), so it is not called but by an override's `super`.
+    /// A task found no route to the network and waits for one, its session's configuration having
+    /// `waitsForConnectivity` set: the monitors hear it. Called at most once per task, as URLSession calls it.
     open func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
         guard let (request, loadingTask) = loading(of: task) else { return }
         tell(request, about: loadingTask, .taskIsWaitingForConnectivity) { $0.urlSession($1, taskIsWaitingForConnectivity: $2) }
