@@ -33,7 +33,7 @@ package final class LoadingSession: Sendable {
     let protocolClasses: [URLProtocol.Type]
     /// When the configuration `waitsForConnectivity`, what tells a task that found no route that the
     /// network changed; nil otherwise (a task then fails offline at once).
-    let connectivityMonitor: (any ConnectivityMonitor)?
+    package let connectivityMonitor: (any ConnectivityMonitor)?
     /// The last task identifier handed out; URLSession numbers its tasks from 1.
     private let lastTaskIdentifier = Atomic<Int>(0)
 
@@ -135,7 +135,8 @@ package final class LoadingSession: Sendable {
                 connect: Self.timeAmount(idle), idle: Self.timeAmount(idle), total: Self.timeAmount(resourceTimeout)))
     }
 
-    private static func timeAmount(_ interval: TimeInterval) -> TimeAmount? {
+    /// A configuration's limit as NIO's time: none when it is 0, negative, infinite or not a number.
+    static func timeAmount(_ interval: TimeInterval) -> TimeAmount? {
         guard interval > 0, interval.isFinite else { return nil }
         return .nanoseconds(Int64(min(interval, 1e9) * 1e9))
     }

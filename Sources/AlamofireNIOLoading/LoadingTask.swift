@@ -125,6 +125,21 @@ package final class LoadingTask: Sendable {
         /// The session's count of network changes when the exchange under way started (when the
         /// session waits for connectivity): a wait after it finds no route waits for a later change.
         var networkChangesAtExchangeStart = 0
+        /// When the task was resumed, and the resource timeout's timer for its waits for connectivity
+        /// (set by the first wait, cancelled as the task completes); whether it has fired.
+        var resumedAt = NIODeadline.now()
+        var connectivityTimer: Scheduled<Void>?
+        var connectivityTimedOut = false
+
+        /// An exchange that failed or was cancelled still counts, with its response if one came, as
+        /// URLSession reports a refused connection or a cancelled download: its transaction, once.
+        mutating func recordUnfinishedHop() {
+            guard !hopRecorded else { return }
+            transactions.append(
+                TransactionMetrics(
+                    request: currentRequest, response: hopResponse, fetchStart: hopStarted, end: hopResponse.map { _ in Date() },
+                    fetchType: .networkLoad))
+        }
 
         var snapshot: Snapshot {
             let status: Status =
@@ -186,7 +201,11 @@ package final class LoadingTask: Sendable {
 
     /// Starts the task, or lets a suspended one go on.
     package func resume() {
-        perform(state.withLock { $0.machine.resume() })
+        perform(
+            state.withLock { state in
+                if state.machine.state == .initialized { state.resumedAt = .now() }
+                return state.machine.resume()
+            })
     }
 
     /// Marks the task suspended: one not started yet waits for ``resume()``. A transfer under way
@@ -352,7 +371,7 @@ package final class LoadingTask: Sendable {
                         }
                     }
                 case .failure(let error):
-                    self.exchangeFailed(error.urlError(for: url))
+                    self.exchangeFailed(error.urlError(for: url), fromNetwork: true)
                 }
             }
             setCancelWork(handle.cancel, generation: generation)
@@ -386,7 +405,7 @@ package final class LoadingTask: Sendable {
                         state.transactions.append(transaction)
                     }
                 } catch {
-                    self.exchangeFailed(LoadingSession.urlError(error, url: url))
+                    self.exchangeFailed(LoadingSession.urlError(error, url: url), fromNetwork: true)
                 }
             }
             setCancelWork({ work.cancel() }, generation: generation)
@@ -411,36 +430,79 @@ package final class LoadingTask: Sendable {
         if cancelNow { cancelWork() }
     }
 
-    /// The exchange failed before its response, or while its body arrived. One that found no route
-    /// waits for connectivity instead, when the session does.
-    func exchangeFailed(_ error: URLError) {
-        let waits = error.code == .notConnectedToInternet && session.connectivityMonitor != nil
+    /// The exchange failed before its response, or while its body arrived. One on the network
+    /// (`fromNetwork`) that found no route waits for connectivity instead, when the session does: a
+    /// `.notConnectedToInternet`, or a name that could not be resolved while no route leaves the
+    /// machine (what URLSession reports as offline). Its attempt is recorded as a transaction first.
+    func exchangeFailed(_ error: URLError, fromNetwork: Bool = false) {
+        let monitor = fromNetwork ? session.connectivityMonitor : nil
+        let offline =
+            monitor.map { monitor in
+                error.code == .notConnectedToInternet || (error.code == .cannotFindHost && monitor.isOffline)
+            } ?? false
         perform(
             state.withLock { state in
-                if waits, case .exchanging = state.machine.state { return state.machine.exchangeFoundNoRoute() }
+                if offline, case .exchanging = state.machine.state, !state.machine.isCancelled {
+                    state.recordUnfinishedHop()
+                    return state.machine.exchangeFoundNoRoute()
+                }
                 if state.error == nil { state.error = error }
                 return state.machine.exchangeFailed()
             })
     }
 
     /// Waits for the network to change since the failed exchange started, then sends it again; fails
-    /// with `.timedOut` once the resource timeout (counted from the task's start) has passed.
+    /// with `.timedOut` once the resource timeout, counted from the task's resume, has passed.
     private func waitForConnectivity() {
-        guard let monitor = session.connectivityMonitor else { return }
-        let (after, generation) = state.withLock { ($0.networkChangesAtExchangeStart, $0.work.start()) }
         let url = state.withLock { $0.currentRequest.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-        let timeout = max(0, session.resourceTimeout - Date().timeIntervalSince(started))
-        let stop = monitor.waitForChange(after: after, timeout: timeout) { outcome in
+        guard let monitor = session.connectivityMonitor else {
+            // Unreachable: only a session with a monitor waits. Failing beats waiting forever.
+            return exchangeFailed(URLError(.notConnectedToInternet, userInfo: [NSURLErrorFailingURLErrorKey: url]))
+        }
+        let limit = LoadingSession.timeAmount(session.resourceTimeout)
+        let (after, generation, deadline, needsTimer) = state.withLock { state in
+            (
+                state.networkChangesAtExchangeStart, state.work.start(), limit.map { state.resumedAt + $0 },
+                state.connectivityTimer == nil
+            )
+        }
+        if let deadline {
+            guard deadline > .now() else { return connectivityWaitTimedOut(url: url, ending: false) }
+            if needsTimer {
+                let timer = session.transport.eventLoopGroup.next().scheduleTask(deadline: deadline) {
+                    self.connectivityWaitTimedOut(url: url, ending: true)
+                }
+                state.withLock { $0.connectivityTimer = timer }
+            }
+        }
+        let stop = monitor.waitForChange(after: after) { outcome in
             switch outcome {
             case .changed:
                 self.perform(self.state.withLock { $0.machine.connectivityChanged() })
-            case .timedOut:
-                self.exchangeFailed(TransportError(.timedOut, "timed out waiting for connectivity").urlError(for: url))
             case .cancelled:
-                self.exchangeFailed(TransportError(.cancelled, "the request was cancelled").urlError(for: url))
+                let timedOut = self.state.withLock { $0.connectivityTimedOut }
+                self.exchangeFailed(
+                    timedOut
+                        ? TransportError(.timedOut, "timed out waiting for connectivity").urlError(for: url)
+                        : TransportError(.cancelled, "the request was cancelled").urlError(for: url))
             }
         }
         setCancelWork(stop, generation: generation)
+    }
+
+    /// The resource timeout passed: a task waiting for connectivity fails with `.timedOut` (`ending` its
+    /// wait, which then reports), one sending an exchange meanwhile is bounded by that exchange's own limit.
+    private func connectivityWaitTimedOut(url: URL, ending: Bool) {
+        let stop = state.withLock { state -> (@Sendable () -> Void)? in
+            state.connectivityTimedOut = true
+            guard ending, case .waitingForConnectivity = state.machine.state else { return nil }
+            return state.work.cancel
+        }
+        if ending {
+            stop?()
+        } else {
+            exchangeFailed(TransportError(.timedOut, "timed out waiting for connectivity").urlError(for: url))
+        }
     }
 
     // MARK: Completion
@@ -458,15 +520,9 @@ package final class LoadingTask: Sendable {
             state.work.end()
             state.streamedResponse = nil
             state.collectedBody = nil
-            if !state.hopRecorded {
-                // An exchange that failed or was cancelled still counts, with its response if one
-                // came, as URLSession reports a refused connection or a cancelled download.
-                let response = state.hopResponse
-                state.transactions.append(
-                    TransactionMetrics(
-                        request: state.currentRequest, response: response, fetchStart: state.hopStarted, end: response.map { _ in Date() },
-                        fetchType: .networkLoad))
-            }
+            state.connectivityTimer?.cancel()
+            state.connectivityTimer = nil
+            state.recordUnfinishedHop()
             return (state.currentRequest.url, state.transactions, state.error, state.machine.redirects)
         }
         let url = currentURL ?? originalRequest.url ?? URL(fileURLWithPath: "/")

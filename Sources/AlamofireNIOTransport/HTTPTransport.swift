@@ -61,7 +61,7 @@ public final class HTTPTransport: Sendable {
 
     /// The settings this transport was made with.
     public let configuration: Configuration
-    private let eventLoopGroup: any EventLoopGroup
+    package let eventLoopGroup: any EventLoopGroup
     let factory: ConnectionFactory
     /// Each origin's pool, and whether ``shutdown()`` has closed the transport to new work.
     private let pools = NIOLockedValueBox(PoolTable())

@@ -11,9 +11,14 @@ import FoundationNetworking
 // What the probe does inside a network namespace of its own (run under `unshare -rn`, with `lo` up):
 // it changes the namespace's interfaces and routes with `ip`, which touches nothing on the host.
 
-/// Runs `ip` with `arguments` and waits for it.
+/// `ip` failed: the namespace could not be set up as the probe needs.
+struct NamespaceSetupFailed: Error {}
+
+/// Runs `ip` with `arguments` and waits for it; throws when it fails.
 func ip(_ arguments: String...) throws {
-    try ChildProcess("/usr/sbin/ip", arguments, mergingErrors: false).waitUntilExit()
+    guard try ChildProcess("/usr/sbin/ip", arguments, mergingErrors: false).waitUntilExit().status == 0 else {
+        throw NamespaceSetupFailed()
+    }
 }
 
 /// Inside a network namespace of its own (run under `unshare -rn`): follows the general reachability while it adds a
@@ -57,11 +62,13 @@ func reachability() async throws -> String {
 /// is routed, asked for 10.9.1.1 (the test server listens on every address of the namespace):
 /// - the request waits, its monitors hear `taskIsWaitingForConnectivity` once, and once the probe has
 ///   given a veth interface that address, it is answered;
-/// - one asked for 10.9.2.1 with a 1 s resource timeout, nothing changing, fails with `.timedOut`;
+/// - one asked for 10.9.2.1 with a 1 s resource timeout, nothing changing, fails with `.timedOut`, and
+///   so does one for a name that cannot be resolved (no default route leaves the namespace);
 /// - one cancelled while it waits fails as cancelled;
 /// - without `waitsForConnectivity`, one fails at once with `.notConnectedToInternet`.
 ///
-/// Prints `answered=<status> waits=<n> timeout=<code> waits=<n> cancelled=<error> waits=<n> offline=<code> waits=<n>`.
+/// Prints `answered=<status> waits=<n> timeout=<code> waits=<n> name=<code> waits=<n> cancelled=<error> waits=<n>
+/// offline=<code> waits=<n>`, or `skipped: no veth` when the namespace cannot have a veth pair.
 func waitsForConnectivity() async throws -> String {
     var configuration = HTTPBinServer.Configuration()
     configuration.host = "0.0.0.0"
@@ -97,10 +104,14 @@ func waitsForConnectivity() async throws -> String {
     let waiting = session(waiting: true)
     async let answered = waiting.request("http://10.9.1.1:\(server.port)/get").serializingData().response
     guard await heardWaiting.next() != nil else { return "answered=never-waited" }
-    try ip("link", "add", "v0", "type", "veth", "peer", "name", "v1")
-    try ip("addr", "add", "10.9.1.1/24", "dev", "v0")
-    try ip("link", "set", "v1", "up")
-    try ip("link", "set", "v0", "up")
+    do {
+        try ip("link", "add", "v0", "type", "veth", "peer", "name", "v1")
+        try ip("addr", "add", "10.9.1.1/24", "dev", "v0")
+        try ip("link", "set", "v1", "up")
+        try ip("link", "set", "v0", "up")
+    } catch {
+        return "skipped: no veth"
+    }
     let answeredStatus = await answered.response?.statusCode ?? -1
     var report = "answered=\(answeredStatus) waits=\(taken())"
 
@@ -110,6 +121,10 @@ func waitsForConnectivity() async throws -> String {
     // Its wait was heard (and counted) before it timed out: taken from the stream too.
     _ = await heardWaiting.next()
     report += " timeout=\(code(timeout.error)) waits=\(taken())"
+
+    let name = await shortLived.request("http://offline.invalid:\(server.port)/get").serializingData().response
+    _ = await heardWaiting.next()
+    report += " name=\(code(name.error)) waits=\(taken())"
 
     let cancelled = waiting.request("http://10.9.2.1:\(server.port)/get")
     async let cancelledResponse = cancelled.serializingData().response

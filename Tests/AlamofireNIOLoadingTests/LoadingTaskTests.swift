@@ -113,6 +113,10 @@ import FoundationNetworking
             }
         }
 
+        func loadingTaskIsWaitingForConnectivity(_ task: LoadingTask) {
+            record("waiting")
+        }
+
         func loadingTask(_ task: LoadingTask, didFinishCollecting metrics: TaskMetrics) {
             state.withLock { state in
                 state.events.append("metrics \(metrics.transactionMetrics.count)")

@@ -78,18 +78,6 @@ import Testing
         #expect(error?.code == .cannotFindHost)
     }
 
-    /// No route to the network is offline (`-1009`, what `waitsForConnectivity` and `OfflineRetrier` wait on),
-    /// whether the address was connected to directly or raced; a refused connection is not.
-    @Test func noRouteToTheNetworkIsNotConnectedToInternet() throws {
-        let origin = try Origin(url: URL(string: "http://10.9.1.1:8080/")!)
-        let unreachable = IOError(errnoCode: ENETUNREACH, reason: "connect")
-        #expect(ConnectionFactory.connectError(unreachable, origin: origin).code == .notConnectedToInternet)
-        #expect(
-            ConnectionFactory.connectError(IOError(errnoCode: ECONNREFUSED, reason: "connect"), origin: origin).code == .cannotConnectToHost
-        )
-        #expect(ConnectionFactory.connectError(ChannelError.connectTimeout(.seconds(1)), origin: origin).code == .timedOut)
-    }
-
     /// Nagle is off, and nothing that needs a privilege is set: SOL_SOCKET's option 1 (SO_DEBUG, which is what
     /// `.socketOption(.tcp_nodelay)` names) needs CAP_NET_ADMIN, and set, it failed every connection of a process
     /// without it (any user but root).

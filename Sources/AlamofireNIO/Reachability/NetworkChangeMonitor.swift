@@ -4,11 +4,12 @@ import Foundation
 import Synchronization
 
 /// The network's changes counted as a value: the routing table followed from a source's messages,
-/// and each time it differs, once whole, from the last whole one, one change more. The first whole
-/// table is where counting starts, not a change.
+/// one change when it is first whole (a task that failed before it was may find its route there),
+/// and one more each time it differs, once whole, from the last whole one.
 struct NetworkChangeCount: Sendable {
     private var followed = FollowedRoutingTable()
-    private var lastWhole: RoutingTable?
+    /// The table as last whole.
+    private(set) var lastWhole: RoutingTable?
     /// The changes so far.
     private(set) var count = 0
 
@@ -16,50 +17,44 @@ struct NetworkChangeCount: Sendable {
     mutating func apply(_ event: RoutingSourceEvent) -> Bool {
         guard let whole = followed.apply(event) else { return false }
         defer { lastWhole = whole }
-        guard let lastWhole, lastWhole != whole else { return false }
+        guard lastWhole != whole else { return false }
         count += 1
         return true
     }
+
+    /// Whether the whole table has no default route out through a usable interface (false while unknown).
+    var isOffline: Bool { lastWhole.map { $0.defaultRouteInterface() == nil } ?? false }
 }
 
 /// A session's ``ConnectivityMonitor`` when its configuration `waitsForConnectivity`: follows the
-/// kernel's links, addresses and routes through rtnetlink from the session's start, as
+/// kernel's links and routes through rtnetlink from the session's start, as
 /// ``NetworkReachabilityManager`` does, and ends the waits of tasks that found no route when the
-/// network changes. Any change counts (a link up, a new address, a new route): the task's next
-/// exchange says whether it was the right one, and waits again if not.
+/// network changes. Any change counts (a link up or down, a route added or removed): the task's next
+/// exchange says whether it was the right one, and waits again if not. The session stops it as it
+/// goes.
 final class NetworkChangeMonitor: ConnectivityMonitor {
-    private struct Waiter: @unchecked Sendable {
-        // Unchecked: Dispatch's work item is thread-safe but not marked `Sendable` on Linux.
-        let after: Int
-        let ended: @Sendable (ConnectivityWaitOutcome) -> Void
-        let timer: DispatchWorkItem?
-    }
-
     private struct State {
         var changes = NetworkChangeCount()
-        var waiters: [Int: Waiter] = [:]
+        var waiters: [Int: @Sendable (ConnectivityWaitOutcome) -> Void] = [:]
         var nextWaiter = 0
+        var isStopped = false
 
-        /// The waiters a change ends: those waiting for a count the network has now passed.
-        mutating func takeWaitersPassed() -> [Waiter] {
-            let passed = waiters.filter { $0.value.after < changes.count }
-            for id in passed.keys { waiters[id] = nil }
-            return Array(passed.values)
+        /// Every waiter, taken (to be told outside the lock).
+        mutating func takeWaiters() -> [@Sendable (ConnectivityWaitOutcome) -> Void] {
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
         }
     }
 
     private let source: any RoutingMessageSource
-    private let scheduler: any DelayedWorkScheduler
-    /// Where the source delivers, the timers fire and the waits end.
+    /// Where the source delivers and the waits end.
     private let queue = DispatchQueue(label: "org.alamofire.session.connectivity")
     private let state = Mutex(State())
 
     /// Starts following the network from `source`; nil when it cannot (a sandbox without rtnetlink),
-    /// and tasks then fail offline at once, as without `waitsForConnectivity`. The waits' timers run
-    /// on `scheduler`.
-    init?(source: any RoutingMessageSource, scheduler: any DelayedWorkScheduler = DispatchDelayedWorkScheduler()) {
+    /// and tasks then fail offline at once, as without `waitsForConnectivity`.
+    init?(source: any RoutingMessageSource) {
         self.source = source
-        self.scheduler = scheduler
         guard source.start(on: queue, deliver: { [weak self] event in self?.received(event) }) else { return nil }
     }
 
@@ -69,42 +64,42 @@ final class NetworkChangeMonitor: ConnectivityMonitor {
 
     var changeCount: Int { state.withLock { $0.changes.count } }
 
-    func waitForChange(
-        after count: Int, timeout: TimeInterval, _ ended: @escaping @Sendable (ConnectivityWaitOutcome) -> Void
-    ) -> @Sendable () -> Void {
-        // A resource timeout too far off to count (7 days is the default) needs no timer.
-        let timed = timeout.isFinite && timeout < 1e9
-        let waiting = state.withLock { state -> (id: Int, waiter: Waiter)? in
-            guard state.changes.count <= count else { return nil }
-            let id = state.nextWaiter
-            state.nextWaiter += 1
-            let timer = timed ? DispatchWorkItem { [weak self] in self?.end(id, .timedOut) } : nil
-            let waiter = Waiter(after: count, ended: ended, timer: timer)
-            state.waiters[id] = waiter
-            return (id, waiter)
+    var isOffline: Bool { state.withLock { $0.changes.isOffline } }
+
+    func waitForChange(after count: Int, _ ended: @escaping @Sendable (ConnectivityWaitOutcome) -> Void) -> @Sendable () -> Void {
+        let id = state.withLock { state -> Int? in
+            guard state.changes.count <= count, !state.isStopped else { return nil }
+            defer { state.nextWaiter += 1 }
+            state.waiters[state.nextWaiter] = ended
+            return state.nextWaiter
         }
-        guard let waiting else {
-            queue.async { ended(.changed) }
+        guard let id else {
+            let outcome: ConnectivityWaitOutcome = state.withLock { $0.isStopped } ? .cancelled : .changed
+            queue.async { ended(outcome) }
             return {}
         }
-        if let timer = waiting.waiter.timer { scheduler.schedule(after: timeout, on: queue, timer) }
-        return { self.end(waiting.id, .cancelled) }
+        return { [weak self] in self?.end(id) }
     }
 
-    /// Ends one wait (once: a timer and a cancel that race end it once).
-    private func end(_ id: Int, _ outcome: ConnectivityWaitOutcome) {
+    func stop() {
+        let waiters = state.withLock { state in
+            state.isStopped = true
+            return state.takeWaiters()
+        }
+        source.stop()
+        for waiter in waiters { queue.async { waiter(.cancelled) } }
+    }
+
+    /// Ends one wait as cancelled (once: a change and a cancel that race end it once).
+    private func end(_ id: Int) {
         guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
-        waiter.timer?.cancel()
-        queue.async { waiter.ended(outcome) }
+        queue.async { waiter(.cancelled) }
     }
 
     private func received(_ event: RoutingSourceEvent) {
-        let ended = state.withLock { state -> [Waiter] in
-            state.changes.apply(event) ? state.takeWaitersPassed() : []
+        let waiters = state.withLock { state in
+            state.changes.apply(event) ? state.takeWaiters() : []
         }
-        for waiter in ended {
-            waiter.timer?.cancel()
-            waiter.ended(.changed)
-        }
+        for waiter in waiters { waiter(.changed) }
     }
 }

@@ -204,6 +204,8 @@ open class Session: @unchecked Sendable {
         let unfinished = activeRequests.withLock { $0 }.union(unfinishedRequests.takeAll())
         for request in unfinished { request.sessionDeinitialized() }
         transport.shutdown()
+        // Its rtnetlink socket closes now, whoever still holds a request of it.
+        loading.connectivityMonitor?.stop()
         // Read before invalidating: URLSession lets its delegate go (on its delegate queue) once it has told it.
         let tellsDelegate = session.delegate === delegate
         session.invalidateAndCancel()

@@ -362,23 +362,16 @@ struct ConnectionFactory: Sendable {
                 return TransportError(.cannotFindHost, "cannot resolve \(host)", underlyingError: lookupError ?? error)
             }
             // No route to the network at all: offline, as URLSession reports it (and OfflineRetrier waits on it).
-            if error.connectionErrors.allSatisfy({ isUnreachableNetwork($0.error) }) {
+            // Every connect, to an address given as such too, goes through Happy Eyeballs: its errors come here.
+            if error.connectionErrors.allSatisfy({ ($0.error as? IOError)?.errnoCode == ENETUNREACH }) {
                 return TransportError(.notConnectedToInternet, "no route to \(target)'s network", underlyingError: error)
             }
             return TransportError(.cannotConnectToHost, "could not connect to \(target)", underlyingError: error)
-        // An address given as such is connected to directly, without Happy Eyeballs, so its error comes alone.
-        case let error where isUnreachableNetwork(error):
-            return TransportError(.notConnectedToInternet, "no route to \(target)'s network", underlyingError: error)
         case let error as TransportError:
             return error
         default:
             return TransportError(.cannotConnectToHost, "could not connect to \(target)", underlyingError: error)
         }
-    }
-
-    /// Whether a connect failed because no route leads to the address's network.
-    private static func isUnreachableNetwork(_ error: any Error) -> Bool {
-        (error as? IOError)?.errnoCode == ENETUNREACH
     }
 
     /// Adds TLS to the connected channel and waits for the handshake; returns the protocol ALPN chose.
