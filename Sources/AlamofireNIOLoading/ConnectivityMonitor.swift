@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// How a wait for connectivity ended.
 package enum ConnectivityWaitOutcome: Sendable, Equatable {

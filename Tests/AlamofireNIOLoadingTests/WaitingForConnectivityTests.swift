@@ -192,7 +192,7 @@ import FoundationNetworking
         #expect(!delegate.events.contains("waiting"))
     }
 
-    final class OfflineProtocol: URLProtocol, @unchecked Sendable {
+    final class OfflineProtocol: URLProtocol {
         override class func canInit(with request: URLRequest) -> Bool { true }
         override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
         override func startLoading() { client?.urlProtocol(self, didFailWithError: URLError(.notConnectedToInternet)) }
