@@ -192,7 +192,13 @@ open class Session: @unchecked Sendable {
         self.loading = LoadingSession(
             transport: transport, configuration: configuration,
             maximumBodySize: min(max(0, maximumResponseBodySize), Self.defaultMaximumResponseBodySize),
-            makeConnectivityMonitor: { NetworkChangeMonitor(source: NetlinkSocket()) })
+            makeConnectivityMonitor: {
+                let monitor = NetworkChangeMonitor(source: NetlinkSocket())
+                if monitor == nil {
+                    logger.warning("waitsForConnectivity: rtnetlink cannot be opened here, so offline requests fail at once")
+                }
+                return monitor
+            })
     }
 
     /// As in Alamofire: every request set up and not finished, and every one that will not resume on
