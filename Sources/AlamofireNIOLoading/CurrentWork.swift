@@ -8,9 +8,11 @@ struct CurrentWork {
     /// Stops the current piece of work, once it has said how.
     private(set) var cancel: (@Sendable () -> Void)?
 
-    /// A new piece of work starts: returns its generation.
+    /// A new piece of work starts: returns its generation. The last piece's way to stop is forgotten,
+    /// so nothing stops the wrong piece before the new one has said how.
     mutating func start() -> Int {
         generation += 1
+        cancel = nil
         return generation
     }
 

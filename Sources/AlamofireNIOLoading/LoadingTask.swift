@@ -488,6 +488,8 @@ package final class LoadingTask: Sendable {
             }
         }
         setCancelWork(stop, generation: generation)
+        // A timeout that fired before the wait could be stopped (it found nothing to stop) ends it now.
+        if state.withLock({ $0.connectivityTimedOut && $0.work.generation == generation }) { stop() }
     }
 
     /// The resource timeout passed: a task waiting for connectivity fails with `.timedOut` (`ending` its

@@ -106,12 +106,13 @@ func waitsForConnectivity() async throws -> String {
     guard await heardWaiting.next() != nil else { return "answered=never-waited" }
     do {
         try ip("link", "add", "v0", "type", "veth", "peer", "name", "v1")
-        try ip("addr", "add", "10.9.1.1/24", "dev", "v0")
-        try ip("link", "set", "v1", "up")
-        try ip("link", "set", "v0", "up")
     } catch {
         return "skipped: no veth"
     }
+    // Once the pair exists, a failure to set it up is the probe's failure, not a skip.
+    try ip("addr", "add", "10.9.1.1/24", "dev", "v0")
+    try ip("link", "set", "v1", "up")
+    try ip("link", "set", "v0", "up")
     let answeredStatus = await answered.response?.statusCode ?? -1
     var report = "answered=\(answeredStatus) waits=\(taken())"
 

@@ -21,6 +21,13 @@ import Testing
         let first = work.start()
         let second = work.start()
         let stopped = Collected()
+        // A new piece forgets how the last one stopped.
+        var forgetting = CurrentWork()
+        let started = forgetting.start()
+        let set = forgetting.setCancel({}, for: started)
+        #expect(set)
+        _ = forgetting.start()
+        #expect(forgetting.cancel == nil)
         let lateKept = work.setCancel({ stopped.append("first") }, for: first)
         #expect(!lateKept)
         #expect(work.cancel == nil)

@@ -21,7 +21,7 @@ import FoundationNetworking
             var data = Data()
             var file: URL?
             var metrics: TaskMetrics?
-            var completion: CheckedContinuation<URLError?, Never>?
+            var completion: CheckedContinuation<URLError??, Never>?
             var completed: URLError??
             /// For each chunk of a streamed body, the event loop it was handed over on, if any.
             var chunksOnEventLoop: [ObjectIdentifier?] = []
@@ -51,27 +51,30 @@ import FoundationNetworking
 
         private func record(_ event: String) { state.withLock { $0.events.append(event) } }
 
-        /// Waits for the task's completion, for at most 30 seconds.
+        /// The task did not complete within the time a test gives it.
+        struct NeverCompleted: Error {}
+
+        /// Waits for the task's completion, for at most 30 seconds; throws ``NeverCompleted`` after them
+        /// (the wait's continuation is resumed then, so a task that never completes fails the test
+        /// instead of hanging it).
         func completion() async throws -> URLError? {
-            try await withThrowingTaskGroup(of: URLError??.self) { group in
-                group.addTask {
-                    await withCheckedContinuation { continuation in
-                        let done = self.state.withLock { state -> URLError?? in
-                            if let completed = state.completed { return completed }
-                            state.completion = continuation
-                            return nil
-                        }
-                        if let done { continuation.resume(returning: done) }
+            let outcome: URLError?? = await withCheckedContinuation { continuation in
+                let done = state.withLock { state -> URLError?? in
+                    if let completed = state.completed { return completed }
+                    state.completion = continuation
+                    return nil
+                }
+                if let done { return continuation.resume(returning: done) }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 30) {
+                    let waiting = self.state.withLock { state in
+                        defer { state.completion = nil }
+                        return state.completion
                     }
+                    waiting?.resume(returning: .none)
                 }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(30))
-                    return .some(URLError(.timedOut))
-                }
-                let first = try await group.next()!
-                group.cancelAll()
-                return first ?? nil
             }
+            guard let outcome else { throw NeverCompleted() }
+            return outcome
         }
 
         func loadingTask(
@@ -131,7 +134,7 @@ import FoundationNetworking
                 defer { state.completion = nil }
                 return state.completion
             }
-            continuation?.resume(returning: error)
+            continuation?.resume(returning: .some(error))
         }
     }
 

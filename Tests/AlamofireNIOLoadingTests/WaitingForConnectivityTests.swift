@@ -156,7 +156,7 @@ import FoundationNetworking
         #expect(monitor.waiting == 0)
     }
 
-    /// The resource timeout bounds the wait (counted from the task's start); a timeout of 0 is no limit, as
+    /// The resource timeout bounds the wait (counted from the task's resume); a timeout of 0 is no limit, as
     /// everywhere else.
     @Test func theResourceTimeoutEndsTheWait() async throws {
         let monitor = ScriptedMonitor()
