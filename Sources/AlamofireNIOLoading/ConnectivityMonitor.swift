@@ -22,7 +22,8 @@ package protocol ConnectivityMonitor: Sendable {
     var changeCount: Int { get }
 
     /// Whether no usable route leaves the machine now (no default route through an interface that is
-    /// up): a host name that cannot be resolved then means offline. False while unknown.
+    /// up): a host name that cannot be resolved then means offline. True while unknown, so that such a
+    /// name waits for the first answer.
     var isOffline: Bool { get }
 
     /// Calls `ended` once, off the caller's stack: `.changed` once the count has passed `count` (at

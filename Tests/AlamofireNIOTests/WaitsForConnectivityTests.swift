@@ -28,7 +28,7 @@ import FoundationNetworking
 
     @Test func changesAreCountedFromTheFirstWholeTable() {
         var count = NetworkChangeCount()
-        #expect(!count.isOffline, "unknown until the table is whole")
+        #expect(count.isOffline, "offline until the table is whole says otherwise")
         let events: [RoutingSourceEvent] = [
             // The first whole table counts: a task that failed before it may find its route there.
             .datagram(Netlink.dump(Netlink.link(2, "eth0", flags: 0x1))),
@@ -48,6 +48,7 @@ import FoundationNetworking
             return count.apply(event)
         }
         #expect(changes == [true, true, false, true, false, false, false, true])
+        // Lost messages keep the last whole table's answer until the new dump is whole.
         #expect(offline == [true, true, true, false, false, false, false, true])
         #expect(count.count == 4)
     }

@@ -22,8 +22,10 @@ struct NetworkChangeCount: Sendable {
         return true
     }
 
-    /// Whether the whole table has no default route out through a usable interface (false while unknown).
-    var isOffline: Bool { lastWhole.map { $0.defaultRouteInterface() == nil } ?? false }
+    /// Whether the whole table has no default route out through a usable interface; true while the
+    /// table is not yet whole, so a name that failed then waits for it (it is change 1) and is tried
+    /// again once it is known.
+    var isOffline: Bool { lastWhole.map { $0.defaultRouteInterface() == nil } ?? true }
 }
 
 /// A session's ``ConnectivityMonitor`` when its configuration `waitsForConnectivity`: follows the
