@@ -122,14 +122,8 @@ package final class LoadingTask: Sendable {
         var webSocket: TransportWebSocket?
         /// Whether its messages are being read yet.
         var isReadingWebSocket = false
-        /// The session's count of network changes when the exchange under way started (when the
-        /// session waits for connectivity): a wait after it finds no route waits for a later change.
-        var networkChangesAtExchangeStart = 0
-        /// When the task was resumed, and the resource timeout's timer for its waits for connectivity
-        /// (set by the first wait, cancelled as the task completes); whether it has fired.
-        var resumedAt = NIODeadline.now()
-        var connectivityTimer: Scheduled<Void>?
-        var connectivityTimedOut = false
+        /// What waiting for connectivity needs, in a session that waits (untouched otherwise).
+        var connectivity = ConnectivityWait()
 
         /// An exchange that failed or was cancelled still counts, with its response if one came, as
         /// URLSession reports a refused connection or a cancelled download: its transaction, once.
@@ -139,6 +133,18 @@ package final class LoadingTask: Sendable {
                 TransactionMetrics(
                     request: currentRequest, response: hopResponse, fetchStart: hopStarted, end: hopResponse.map { _ in Date() },
                     fetchType: .networkLoad))
+        }
+
+        struct ConnectivityWait {
+            /// The session's count of network changes when the exchange under way started: a wait
+            /// after it finds no route waits for a later change.
+            var changesAtExchangeStart = 0
+            /// When the task was resumed: its resource timeout counts from there.
+            var resumedAt: NIODeadline?
+            /// The resource timeout's timer (set by the first wait, cancelled as the task completes),
+            /// and whether it has fired.
+            var timer: Scheduled<Void>?
+            var timedOut = false
         }
 
         var snapshot: Snapshot {
@@ -203,7 +209,7 @@ package final class LoadingTask: Sendable {
     package func resume() {
         perform(
             state.withLock { state in
-                if state.machine.state == .initialized { state.resumedAt = .now() }
+                if state.machine.state == .initialized, session.connectivityMonitor != nil { state.connectivity.resumedAt = .now() }
                 return state.machine.resume()
             })
     }
@@ -286,9 +292,9 @@ package final class LoadingTask: Sendable {
     // MARK: Exchanges
 
     private func startExchange(hop: Int) {
-        let networkChanges = session.connectivityMonitor?.changeCount ?? 0
+        let networkChanges = session.connectivityMonitor?.changeCount
         let (request, body, generation, authorization, validators, resumption, hasLeftOrigin) = state.withLock { state in
-            state.networkChangesAtExchangeStart = networkChanges
+            if let networkChanges { state.connectivity.changesAtExchangeStart = networkChanges }
             let authorization = state.answers.exchangeStarted()
             state.isExemptFromCache = false
             state.collectedBody = nil
@@ -455,24 +461,23 @@ package final class LoadingTask: Sendable {
     /// with `.timedOut` once the resource timeout, counted from the task's resume, has passed.
     private func waitForConnectivity() {
         let url = state.withLock { $0.currentRequest.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+        let timedOut = TransportError(.timedOut, "timed out waiting for connectivity").urlError(for: url)
         guard let monitor = session.connectivityMonitor else {
             // Unreachable: only a session with a monitor waits. Failing beats waiting forever.
             return exchangeFailed(URLError(.notConnectedToInternet, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         }
         let limit = LoadingSession.timeAmount(session.resourceTimeout)
         let (after, generation, deadline, needsTimer) = state.withLock { state in
-            (
-                state.networkChangesAtExchangeStart, state.work.start(), limit.map { state.resumedAt + $0 },
-                state.connectivityTimer == nil
-            )
+            let wait = state.connectivity
+            return (wait.changesAtExchangeStart, state.work.start(), limit.map { (wait.resumedAt ?? .now()) + $0 }, wait.timer == nil)
         }
         if let deadline {
-            guard deadline > .now() else { return connectivityWaitTimedOut(url: url, ending: false) }
+            guard deadline > .now() else { return exchangeFailed(timedOut) }
             if needsTimer {
                 let timer = session.transport.eventLoopGroup.next().scheduleTask(deadline: deadline) {
-                    self.connectivityWaitTimedOut(url: url, ending: true)
+                    self.connectivityWaitTimedOut()
                 }
-                state.withLock { $0.connectivityTimer = timer }
+                state.withLock { $0.connectivity.timer = timer }
             }
         }
         let stop = monitor.waitForChange(after: after) { outcome in
@@ -480,31 +485,25 @@ package final class LoadingTask: Sendable {
             case .changed:
                 self.perform(self.state.withLock { $0.machine.connectivityChanged() })
             case .cancelled:
-                let timedOut = self.state.withLock { $0.connectivityTimedOut }
-                self.exchangeFailed(
-                    timedOut
-                        ? TransportError(.timedOut, "timed out waiting for connectivity").urlError(for: url)
-                        : TransportError(.cancelled, "the request was cancelled").urlError(for: url))
+                let fired = self.state.withLock { $0.connectivity.timedOut }
+                self.exchangeFailed(fired ? timedOut : TransportError(.cancelled, "the request was cancelled").urlError(for: url))
             }
         }
         setCancelWork(stop, generation: generation)
         // A timeout that fired before the wait could be stopped (it found nothing to stop) ends it now.
-        if state.withLock({ $0.connectivityTimedOut && $0.work.generation == generation }) { stop() }
+        if state.withLock({ $0.connectivity.timedOut && $0.work.generation == generation }) { stop() }
     }
 
-    /// The resource timeout passed: a task waiting for connectivity fails with `.timedOut` (`ending` its
-    /// wait, which then reports), one sending an exchange meanwhile is bounded by that exchange's own limit.
-    private func connectivityWaitTimedOut(url: URL, ending: Bool) {
+    /// The resource timeout passed: a task waiting for connectivity stops waiting, and its wait reports
+    /// `.timedOut`; one sending an exchange meanwhile is bounded by that exchange's own limit, and its
+    /// next wait, if any, fails at once.
+    private func connectivityWaitTimedOut() {
         let stop = state.withLock { state -> (@Sendable () -> Void)? in
-            state.connectivityTimedOut = true
-            guard ending, case .waitingForConnectivity = state.machine.state else { return nil }
+            state.connectivity.timedOut = true
+            guard case .waitingForConnectivity = state.machine.state else { return nil }
             return state.work.cancel
         }
-        if ending {
-            stop?()
-        } else {
-            exchangeFailed(TransportError(.timedOut, "timed out waiting for connectivity").urlError(for: url))
-        }
+        stop?()
     }
 
     // MARK: Completion
@@ -522,8 +521,8 @@ package final class LoadingTask: Sendable {
             state.work.end()
             state.streamedResponse = nil
             state.collectedBody = nil
-            state.connectivityTimer?.cancel()
-            state.connectivityTimer = nil
+            state.connectivity.timer?.cancel()
+            state.connectivity.timer = nil
             state.recordUnfinishedHop()
             return (state.currentRequest.url, state.transactions, state.error, state.machine.redirects)
         }
