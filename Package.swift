@@ -198,7 +198,7 @@ let package = Package(
         // Session and reports its own memory, for the tests.
         .executableTarget(
             name: "alamofire-probe",
-            dependencies: ["AlamofireNIO", httpBinServer, "ChildProcess"],
+            dependencies: ["AlamofireNIO", "AlamofireNIOLoading", httpBinServer, "ChildProcess"],
             swiftSettings: swiftSettings
         ),
         // libFuzzer's driver, weakly linked: a build with -sanitize=fuzzer fuzzes, a plain one replays.
@@ -249,7 +249,7 @@ let package = Package(
         .testTarget(
             name: "AlamofireNIOTests",
             dependencies: [
-                "AlamofireNIO", "alamofire-probe", "alamofire-fuzz", httpBinServer, "ChildProcess", "AFSynchronization",
+                "AlamofireNIO", "AlamofireNIOLoading", "alamofire-probe", "alamofire-fuzz", httpBinServer, "ChildProcess", "AFSynchronization",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

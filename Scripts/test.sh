@@ -10,12 +10,15 @@
 # 270 s against 300 s). Extra arguments (`--filter X`, `--skip Y`) go to `swift test`.
 #
 # The tests get a temporary directory of their own (TMPDIR), removed afterwards: a download without
-# a destination keeps its file there, as in Alamofire, and several tests leave one.
+# a destination keeps its file there, as in Alamofire, and several tests leave one. Its `cache`
+# folder is the tests' XDG_CACHE_HOME, where `URLCache.shared` keeps its disk: a run never answers
+# a request from what an earlier run stored.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --build-tests --enable-all-traits
 TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/alamofire-nio-tests.XXXXXX")
 export TMPDIR
+export XDG_CACHE_HOME="$TMPDIR/cache"
 trap 'rm -rf "$TMPDIR"' EXIT
 SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-16} \
     swift test --skip-build --enable-all-traits "$@"

@@ -232,6 +232,13 @@ do {
         print(arguments[0] == "sessions" ? await sessions(url: url, count: count) : await inFlight(url: url, count: count))
         exit(0)
     }
+    if arguments.count == 3, arguments[0] == "disk-cache-get", let url = URL(string: arguments[2]) {
+        print(await diskCacheGet(directory: arguments[1], url: url))
+        exit(0)
+    }
+    if arguments.count == 3, arguments[0] == "disk-cache-crash" {
+        diskCacheCrash(directory: arguments[1], url: arguments[2])
+    }
     if arguments == ["lying-length"] {
         print(try await lyingLength())
         exit(0)
@@ -255,7 +262,7 @@ do {
 } catch {
     FileHandle.standardError.write(
         Data(
-            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe sessions URL COUNT | alamofire-probe inflight URL COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe lying-length | alamofire-probe reachability | alamofire-probe waits-for-connectivity\n"
+            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe sessions URL COUNT | alamofire-probe inflight URL COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe lying-length | alamofire-probe reachability | alamofire-probe waits-for-connectivity | alamofire-probe disk-cache-get DIRECTORY URL | alamofire-probe disk-cache-crash DIRECTORY URL\n"
                 .utf8))
     exit(2)
 }

@@ -9,18 +9,22 @@ package import FoundationNetworking
 /// before the first exchange, revalidated with `If-None-Match`/`If-Modified-Since` when stale,
 /// offered the final response of a GET, and invalidated by an unsafe method's success.
 ///
-/// Entries live in the configuration's `urlCache`, so `URLCache`'s own API sees them. AlamofireNIO
-/// writes them to its memory only: FoundationNetworking's disk store lists its whole directory on
-/// every write (20 ms with 500 entries), too slow to sit behind every request. (A lookup that misses
-/// memory still reads what others wrote to the disk store, as `URLCache.cachedResponse(for:)` does.)
+/// Entries live in the configuration's `urlCache`, so `URLCache`'s own API sees them: in its memory,
+/// and, when it has a `diskCapacity`, in AlamofireNIO's ``DiskCacheStore`` in its directory, which a
+/// later process finds again. (FoundationNetworking's own disk store lists its whole directory on
+/// every write, too slow to sit behind every request; a lookup that misses memory still reads what
+/// others wrote to it, as `URLCache.cachedResponse(for:)` does.)
 /// FoundationNetworking's `URLCache` keys entries by host, port and path only: a URL with a query
-/// is stored under a key whose path carries it (see ``key(for:)``), and an entry is used only when
-/// its response's URL is the request's. Entries carry when they were
-/// requested and received, and the request headers their `Vary` names, in `userInfo`. Writes to a
-/// cache are serialised (see ``store(_:proposed:for:)``) and made off the event loops.
+/// is stored in its memory under a key whose path carries it (see ``key(for:)``), and an entry is
+/// used only when its response's URL is the request's; the disk store keys by the whole URL. Entries
+/// carry when they were requested and received, and the request headers their `Vary` names, in
+/// `userInfo` (on disk, only those). Writes to a cache are serialised (see
+/// ``store(_:proposed:for:)``) and made off the event loops.
 package struct CachePolicy: @unchecked Sendable {
     // @unchecked: URLCache is thread-safe (its own locks) but not marked Sendable.
     let cache: URLCache?
+    /// The disk half of `cache`, when it had a disk capacity as the session was made.
+    let diskStore: DiskCacheStore?
     /// The configuration's `requestCachePolicy`, for requests that leave theirs at `.useProtocolCachePolicy`.
     let defaultPolicy: URLRequest.CachePolicy
     /// The clock freshness is judged by (a test's virtual one, or the wall clock).
@@ -31,6 +35,7 @@ package struct CachePolicy: @unchecked Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.cache = cache
+        self.diskStore = cache.flatMap { DiskCacheStore.store(for: $0) }
         self.defaultPolicy = requestCachePolicy
         self.now = now
     }
@@ -65,7 +70,7 @@ package struct CachePolicy: @unchecked Sendable {
         default:
             break
         }
-        let entry = cache.cachedResponse(for: Self.key(for: request)).flatMap { entry in
+        let entry = storedEntry(for: request, in: cache).flatMap { entry in
             Self.matches(entry, request, headerValue: headerValue) ? entry : nil
         }
         switch policy {
@@ -90,6 +95,20 @@ package struct CachePolicy: @unchecked Sendable {
             let validators = Self.validators(of: response)
             return validators.isEmpty ? .load : .revalidate(entry, validators: validators)
         }
+    }
+
+    /// What is stored for `request`: from the cache's memory, else from the disk store (and then
+    /// kept in memory as well).
+    private func storedEntry(for request: URLRequest, in cache: URLCache) -> CachedURLResponse? {
+        let key = Self.key(for: request)
+        let url = request.url?.absoluteString
+        if let entry = cache.cachedResponse(for: key) {
+            if let diskStore, let url { diskStore.touch(url: url) }
+            return entry
+        }
+        guard let diskStore, cache.diskCapacity > 0, let url, let stored = diskStore.entry(for: url)?.cachedResponse else { return nil }
+        storeInMemory(stored, key: key, of: cache)
+        return stored
     }
 
     /// The response a 304 to a revalidation stands for: the stored one with the 304's headers,
@@ -143,13 +162,17 @@ package struct CachePolicy: @unchecked Sendable {
         return CachedURLResponse(response: response.urlResponse, data: body, userInfo: userInfo, storagePolicy: .allowed)
     }
 
-    /// The largest body stored: as on Apple platforms, 5% of the cache (its memory, here).
+    /// The largest body stored: as on Apple platforms, 5% of the cache's memory, or of its disk
+    /// when it keeps one.
     var largestStorableBody: Int {
-        cache.map { $0.memoryCapacity / 20 } ?? 0
+        guard let cache else { return 0 }
+        return max(cache.memoryCapacity, diskStore != nil ? cache.diskCapacity : 0) / 20
     }
 
-    /// Stores what the delegate let through, in the cache's memory (see the type's overview). The
-    /// entry keeps the proposal's timing and `Vary` values when the delegate replaced its `userInfo`.
+    /// Stores what the delegate let through: in the cache's memory when the body is at most 5% of
+    /// it, and in the disk store when the entry's policy is `.allowed` and the body at most 5% of the
+    /// disk. The entry keeps the proposal's timing and `Vary` values when the delegate replaced its
+    /// `userInfo`.
     func store(_ response: CachedURLResponse, proposed: CachedURLResponse? = nil, for request: URLRequest) {
         guard let cache, response.storagePolicy != .notAllowed else { return }
         var userInfo = response.userInfo ?? [:]
@@ -158,12 +181,24 @@ package struct CachePolicy: @unchecked Sendable {
         }
         let entry = CachedURLResponse(
             response: response.response, data: response.data, userInfo: userInfo, storagePolicy: .allowedInMemoryOnly)
+        if response.data.count <= cache.memoryCapacity / 20 {
+            storeInMemory(entry, key: Self.key(for: request), of: cache)
+        }
+        let diskCapacity = cache.diskCapacity
+        if let diskStore, response.storagePolicy == .allowed, response.data.count <= diskCapacity / 20, let url = request.url,
+            let stored = DiskCacheEntry(entry, url: url.absoluteString, storedAt: Date())
+        {
+            diskStore.write(stored, capacity: diskCapacity)
+        }
+    }
+
+    /// Puts `entry` in the cache's memory under `key`.
+    private func storeInMemory(_ entry: CachedURLResponse, key: URLRequest, of cache: URLCache) {
         // FoundationNetworking's URLCache appends a key to its eviction order on every store, even
         // one that replaces an entry: the order grows without bound, and evicting a key listed
         // twice traps. Removing the entry first keeps one listing per key, and one lock for every
         // write keeps two writers from listing it twice between them.
         Self.writeLock.withLock {
-            let key = Self.key(for: request)
             cache.removeCachedResponse(for: key)
             cache.storeCachedResponse(entry, for: key)
         }
@@ -197,6 +232,7 @@ package struct CachePolicy: @unchecked Sendable {
                 }
             }
         }
+        for target in targets { diskStore?.remove(url: target.absoluteString) }
     }
 
     // MARK: Keys

@@ -112,7 +112,8 @@ package enum HTTPAuthorization {
 }
 
 extension Sequence<UInt8> {
-    fileprivate var lowercaseHex: String {
+    /// The bytes as lowercase hexadecimal digits (a digest's usual spelling).
+    var lowercaseHex: String {
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
         for byte in self {
