@@ -158,6 +158,42 @@ import FoundationNetworking
         #expect(store.count == 0)
     }
 
+    /// A link, a FIFO or a device in an entry's place is not followed or read: the lookup misses at
+    /// once instead of reading /dev/zero to the end or blocking on the FIFO.
+    @Test func anEntryFileThatIsNotARegularFileIsNotRead() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try #require(DiskCacheStore(cacheDirectory: directory))
+        #expect(store.entry(for: "https://example.com/none") == nil)
+        let link = store.directory.appendingPathComponent(store.fileName(for: "https://example.com/link")).path
+        #expect(symlink("/dev/zero", link) == 0)
+        #expect(store.entry(for: "https://example.com/link") == nil)
+        let fifo = store.directory.appendingPathComponent(store.fileName(for: "https://example.com/fifo")).path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(store.entry(for: "https://example.com/fifo") == nil)
+        // The folder is its owner's only.
+        let attributes = try FileManager.default.attributesOfItem(atPath: store.directory.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+    }
+
+    /// A temporary file whose writer's process ID is in use (as process 1 is at every launch in a
+    /// container) is removed once it is an hour old.
+    @Test func anOldTemporaryFileIsRemovedWhateverItsWritersID() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("AlamofireNIO")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let old = folder.appendingPathComponent(".0123456789abcdef0123456789abcdef.response.\(getpid()).7.tmp")
+        let recent = folder.appendingPathComponent(".0123456789abcdef0123456789abcdef.response.\(getpid()).8.tmp")
+        try Data("partial".utf8).write(to: old)
+        try Data("partial".utf8).write(to: recent)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: old.path)
+        let store = try #require(DiskCacheStore(cacheDirectory: directory))
+        #expect(store.entry(for: "https://example.com/a") == nil)
+        #expect(!FileManager.default.fileExists(atPath: old.path))
+        #expect(FileManager.default.fileExists(atPath: recent.path))
+    }
+
     /// FoundationNetworking's own `removeAllCachedResponses()` and `removeCachedResponses(since:)`
     /// on a URLCache of that directory empty the store (the latter cannot say since when).
     @Test func theURLCachesOwnRemovalsEmptyTheStore() throws {

@@ -22,6 +22,12 @@ import FoundationNetworking
     }
 
     /// A session whose `URLCache` keeps its disk in `directory`, as a new process would make it.
+    /// The entry files in `directory`'s disk store.
+    static func entryFiles(_ directory: String) -> [String] {
+        let folder = URL(fileURLWithPath: directory).appendingPathComponent("AlamofireNIO").path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".response") }
+    }
+
     static func session(directory: String) -> Session {
         let configuration = URLSessionConfiguration.af.ephemeral
         configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 8 << 20, diskPath: directory)
@@ -38,6 +44,7 @@ import FoundationNetworking
 
     @Test func aResponseStoredByOneSessionIsServedToASessionMadeLater() async throws {
         let directory = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try await HTTPBinServer.withServer { server async throws in
             let firstSession = Self.session(directory: directory)
             let first = try await Self.load(firstSession.request(server.url("/cache/60")))
@@ -50,11 +57,19 @@ import FoundationNetworking
             #expect(second.response?.statusCode == 200 && second.data == first.data && first.data?.isEmpty == false)
             #expect(second.response?.value(forHTTPHeaderField: "Cache-Control") == "public, max-age=60")
             #expect(server.statistics.totalRequests == 1)
+            // Kept in memory as well, not in FoundationNetworking's own disk store: its only files
+            // there are the disk store's two markers.
+            let foundationFiles = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
+                $0.hasSuffix(".storedcachedurlresponse")
+            }
+            #expect(
+                foundationFiles.sorted() == ["0.AlamofireNIO.storedcachedurlresponse", "63113904000.AlamofireNIO.storedcachedurlresponse"])
         }
     }
 
     @Test func removeAllCachedResponsesEmptiesTheDiskStore() async throws {
         let directory = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try await HTTPBinServer.withServer { server async throws in
             let firstSession = Self.session(directory: directory)
             _ = try await Self.load(firstSession.request(server.url("/cache/60")))
@@ -71,6 +86,7 @@ import FoundationNetworking
     /// reaches the disk.
     @Test func anEntryAllowedInMemoryOnlyIsNotWrittenToDisk() async throws {
         let directory = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try await HTTPBinServer.withServer { server async throws in
             let configuration = URLSessionConfiguration.af.ephemeral
             configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 8 << 20, diskPath: directory)
@@ -83,6 +99,7 @@ import FoundationNetworking
             let session = Session(configuration: configuration, cachedResponseHandler: memoryOnly, eventMonitors: [])
             let first = try await Self.load(session.request(server.url("/cache/60")))
             let fromMemory = try await Self.load(session.request(server.url("/cache/60")))
+            let filesBeforeLater = Self.entryFiles(directory)
             let laterSession = Self.session(directory: directory)
             let later = try await Self.load(laterSession.request(server.url("/cache/60")))
             withExtendedLifetime((session, laterSession)) {}
@@ -90,12 +107,33 @@ import FoundationNetworking
             #expect(Self.fetchType(fromMemory) == .localCache)
             #expect(Self.fetchType(later) == .networkLoad)
             #expect(server.statistics.totalRequests == 2)
+            #expect(filesBeforeLater.isEmpty)
+            #expect(Self.entryFiles(directory).count == 1)  // the later session's, allowed on disk
+        }
+    }
+
+    /// An entry whose `Vary` names a credential header keeps the request's credential among its
+    /// values: it is kept in memory only, never on disk.
+    @Test func anEntryVaryingOnACredentialIsNotWrittenToDisk() async throws {
+        let directory = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session(directory: directory)
+            let url = server.url("/response-headers?Cache-Control=max-age%3D60&Vary=Authorization")
+            let headers: HTTPHeaders = [.authorization(bearerToken: "secret-token")]
+            let first = try await Self.load(session.request(url, headers: headers))
+            let fromMemory = try await Self.load(session.request(url, headers: headers))
+            withExtendedLifetime(session) {}
+            #expect(first.response?.value(forHTTPHeaderField: "Vary") == "Authorization")
+            #expect(Self.fetchType(first) == .networkLoad && Self.fetchType(fromMemory) == .localCache)
+            #expect(Self.entryFiles(directory).isEmpty)
         }
     }
 
     /// As a command-line tool run twice: the second process is answered from what the first stored.
     @Test func aSecondProcessIsAnsweredFromTheFirstOnesDiskCache() async throws {
         let directory = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try await HTTPBinServer.withServer { server async throws in
             let url = server.url("/cache/60").absoluteString
             let first = try await runProgram(probeURL.path, ["disk-cache-get", directory, url], mergingErrors: false)
@@ -111,6 +149,7 @@ import FoundationNetworking
     /// store that finds it.
     @Test func aProcessKilledMidWriteLeavesThePreviousEntryWhole() async throws {
         let directory = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let url = "http://127.0.0.1:1/crash"
         let process = try ChildProcess(probeURL.path, ["disk-cache-crash", directory, url], mergingErrors: true)
         let (_, termination) = await process.outputAndTermination()

@@ -9,9 +9,11 @@ package import FoundationNetworking
 /// before the first exchange, revalidated with `If-None-Match`/`If-Modified-Since` when stale,
 /// offered the final response of a GET, and invalidated by an unsafe method's success.
 ///
-/// Entries live in the configuration's `urlCache`, so `URLCache`'s own API sees them: in its memory,
-/// and, when it has a `diskCapacity`, in AlamofireNIO's ``DiskCacheStore`` in its directory, which a
-/// later process finds again. (FoundationNetworking's own disk store lists its whole directory on
+/// Entries live in the configuration's `urlCache`: in its memory, where `URLCache`'s own API sees
+/// them, and, when it has a `diskCapacity`, in AlamofireNIO's ``DiskCacheStore`` in its directory,
+/// which a later process finds again (of `URLCache`'s methods, only `removeAllCachedResponses()`
+/// and `removeCachedResponses(since:)` reach it). An entry whose `Vary` names a credential header is
+/// kept in memory only. (FoundationNetworking's own disk store lists its whole directory on
 /// every write, too slow to sit behind every request; a lookup that misses memory still reads what
 /// others wrote to it, as `URLCache.cachedResponse(for:)` does.)
 /// FoundationNetworking's `URLCache` keys entries by host, port and path only: a URL with a query
@@ -107,7 +109,13 @@ package struct CachePolicy: @unchecked Sendable {
             return entry
         }
         guard let diskStore, cache.diskCapacity > 0, let url, let stored = diskStore.entry(for: url)?.cachedResponse else { return nil }
-        storeInMemory(stored, key: key, of: cache)
+        // `.allowedInMemoryOnly` in memory, as `store` keeps it: FoundationNetworking would write an
+        // `.allowed` entry to its own disk.
+        var userInfo = stored.userInfo ?? [:]
+        userInfo[Self.diskAllowedKey] = true
+        storeInMemory(
+            CachedURLResponse(response: stored.response, data: stored.data, userInfo: userInfo, storagePolicy: .allowedInMemoryOnly),
+            key: key, of: cache)
         return stored
     }
 
@@ -129,7 +137,9 @@ package struct CachePolicy: @unchecked Sendable {
         var userInfo = entry.userInfo ?? [:]
         userInfo[Self.requestTimeKey] = requestTime
         userInfo[Self.responseTimeKey] = responseTime
-        let refreshed = CachedURLResponse(response: merged, data: entry.data, userInfo: userInfo, storagePolicy: entry.storagePolicy)
+        // An entry the disk may keep is refreshed there too.
+        let policy = userInfo[Self.diskAllowedKey] as? Bool == true ? .allowed : entry.storagePolicy
+        let refreshed = CachedURLResponse(response: merged, data: entry.data, userInfo: userInfo, storagePolicy: policy)
         store(refreshed, for: request)
         return refreshed
     }
@@ -179,21 +189,30 @@ package struct CachePolicy: @unchecked Sendable {
         for key in [Self.requestTimeKey, Self.responseTimeKey, Self.varyKey] where userInfo[key] == nil {
             userInfo[key] = proposed?.userInfo?[key]
         }
+        // In memory as `.allowedInMemoryOnly`, so FoundationNetworking writes nothing to its own disk;
+        // whether the disk may keep it is remembered for a 304's refresh (see `merge`).
+        userInfo[Self.diskAllowedKey] = response.storagePolicy == .allowed
         let entry = CachedURLResponse(
             response: response.response, data: response.data, userInfo: userInfo, storagePolicy: .allowedInMemoryOnly)
-        if response.data.count <= cache.memoryCapacity / 20 {
-            storeInMemory(entry, key: Self.key(for: request), of: cache)
-        }
+        storeInMemory(entry, key: Self.key(for: request), of: cache)
         let diskCapacity = cache.diskCapacity
         if let diskStore, response.storagePolicy == .allowed, response.data.count <= diskCapacity / 20, let url = request.url,
-            let stored = DiskCacheEntry(entry, url: url.absoluteString, storedAt: Date())
+            !Self.variesOnCredentials(userInfo), let stored = DiskCacheEntry(entry, url: url.absoluteString, storedAt: Date())
         {
             diskStore.write(stored, capacity: diskCapacity)
         }
     }
 
+    /// Whether an entry's `Vary` values hold a request's credentials (`Authorization`, `Cookie`):
+    /// such an entry is kept in memory only, so that no credential is written to disk.
+    static func variesOnCredentials(_ userInfo: [AnyHashable: Any]) -> Bool {
+        guard let vary = userInfo[varyKey] as? [String: String] else { return false }
+        return vary.keys.contains { ["authorization", "proxy-authorization", "cookie"].contains($0.lowercased()) }
+    }
+
     /// Puts `entry` in the cache's memory under `key`.
     private func storeInMemory(_ entry: CachedURLResponse, key: URLRequest, of cache: URLCache) {
+        guard entry.data.count <= cache.memoryCapacity / 20 else { return }
         // FoundationNetworking's URLCache appends a key to its eviction order on every store, even
         // one that replaces an entry: the order grows without bound, and evicting a key listed
         // twice traps. Removing the entry first keeps one listing per key, and one lock for every
@@ -264,6 +283,8 @@ package struct CachePolicy: @unchecked Sendable {
     static let requestTimeKey = "AlamofireNIO.requestTime"
     static let responseTimeKey = "AlamofireNIO.responseTime"
     static let varyKey = "AlamofireNIO.vary"
+    /// Whether an entry kept in memory may be kept on disk too (it was stored as `.allowed`).
+    static let diskAllowedKey = "AlamofireNIO.diskAllowed"
 
     /// An entry's freshness; nil when it does not say when it was received (then it is revalidated).
     static func freshness(of entry: CachedURLResponse) -> CacheFreshness? {

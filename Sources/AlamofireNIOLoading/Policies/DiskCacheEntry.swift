@@ -10,8 +10,9 @@ package import FoundationNetworking
 /// requested and received, and the request headers its `Vary` names).
 ///
 /// The file is written whole and renamed into place, so a reader never sees half of one; it also
-/// ends with a SHA-256 digest of the rest, so a file damaged on the disk (or written by anything
-/// else) is refused as a whole instead of served. Every length is checked against what is left of
+/// ends with a SHA-256 digest of the rest, so a file damaged on the disk (or not written by a
+/// store at all) is refused as a whole instead of served. The digest is not a signature: whoever can
+/// write the folder can write an entry, which is why the folder is its owner's only. Every length is checked against what is left of
 /// the file before anything is allocated for it.
 package struct DiskCacheEntry: Equatable, Sendable {
     /// A response header, in the order the response gave them.

@@ -7,8 +7,12 @@ package import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
+
+private let systemWrite = Glibc.write
 #elseif canImport(Musl)
 import Musl
+
+private let systemWrite = Musl.write
 #endif
 
 /// The disk half of a `URLCache` for AlamofireNIO: responses kept across launches in the cache's
@@ -55,7 +59,9 @@ package final class DiskCacheStore: Sendable {
             ).path,
         ]
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            // Its owner's only: other users cannot list which URLs were fetched.
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             return nil
         }
@@ -83,7 +89,13 @@ package final class DiskCacheStore: Sendable {
     /// default under the caches directory). It has no public getter: its stored property is read
     /// by reflection.
     package static func directory(of cache: URLCache) -> URL? {
-        Mirror(reflecting: cache).children.first { $0.label == "cacheDirectory" }?.value as? URL
+        // A subclass's mirror lists its own properties only: URLCache's are its superclass mirror's.
+        var mirror: Mirror? = Mirror(reflecting: cache)
+        while let current = mirror {
+            if let child = current.children.first(where: { $0.label == "cacheDirectory" }) { return child.value as? URL }
+            mirror = current.superclassMirror
+        }
+        return nil
     }
 
     // MARK: Entries
@@ -97,8 +109,8 @@ package final class DiskCacheStore: Sendable {
     package func entry(for url: String) -> DiskCacheEntry? {
         prepare()
         let name = fileName(for: url)
-        let path = directory.appendingPathComponent(name).path
-        guard let data = FileManager.default.contents(atPath: path) else {
+        let path = path(of: name)
+        guard let data = Self.readEntryFile(at: path) else {
             state.withLock { $0.index.removed(name) }
             return nil
         }
@@ -138,7 +150,7 @@ package final class DiskCacheStore: Sendable {
             return
         }
         beforeRename()
-        guard rename(temporary, directory.appendingPathComponent(name).path) == 0 else {
+        guard rename(temporary, path(of: name)) == 0 else {
             unlink(temporary)
             return
         }
@@ -146,7 +158,7 @@ package final class DiskCacheStore: Sendable {
             state.index.used(name, size: bytes.count)
             return state.index.evictions(toFit: capacity)
         }
-        for evictedName in evicted { unlink(directory.appendingPathComponent(evictedName).path) }
+        for evictedName in evicted { unlink(path(of: evictedName)) }
     }
 
     /// Removes the entry for `url`.
@@ -154,16 +166,19 @@ package final class DiskCacheStore: Sendable {
         prepare()
         let name = fileName(for: url)
         state.withLock { $0.index.removed(name) }
-        unlink(directory.appendingPathComponent(name).path)
+        unlink(path(of: name))
     }
 
     /// Removes every entry.
     package func removeAll() {
         state.withLock { $0.index.removeAll() }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasSuffix(".response") {
-            unlink(directory.appendingPathComponent(name).path)
+            unlink(path(of: name))
         }
     }
+
+    /// The path of the entry file `name`.
+    private func path(of name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// The bytes the entries this process knows of take.
     package var size: Int { state.withLock { $0.index.totalSize } }
@@ -195,18 +210,45 @@ package final class DiskCacheStore: Sendable {
     private func listEntries() -> [(name: String, size: Int, modified: Date)] {
         var found: [(name: String, size: Int, modified: Date)] = []
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] {
-            let path = directory.appendingPathComponent(name).path
+            let path = path(of: name)
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { continue }
+            let modified = attributes[.modificationDate] as? Date ?? .distantPast
             if name.hasSuffix(".tmp") {
-                // `.<entry>.<pid>.<n>.tmp`: left by a process that died mid-write once no such process is running.
+                // `.<entry>.<pid>.<n>.tmp`: left by a process that died mid-write once no such process
+                // is running, or once it is an hour old (a process ID can be reused: in a container
+                // the program is process 1 at every launch).
                 let parts = name.split(separator: ".")  // [<digest>, "response", <pid>, <n>, "tmp"]
-                if parts.count == 5, let pid = pid_t(parts[2]), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH { unlink(path) }
+                let writerIsGone = parts.count == 5 && pid_t(parts[2]).map { kill($0, 0) != 0 && errno == ESRCH } ?? true
+                if writerIsGone || modified < Date(timeIntervalSinceNow: -3600) { unlink(path) }
                 continue
             }
-            guard name.hasSuffix(".response"), let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { continue }
-            found.append(
-                (name, (attributes[.size] as? NSNumber)?.intValue ?? 0, attributes[.modificationDate] as? Date ?? .distantPast))
+            guard name.hasSuffix(".response") else { continue }
+            found.append((name, (attributes[.size] as? NSNumber)?.intValue ?? 0, modified))
         }
         return found
+    }
+
+    /// The contents of the entry file at `path`, of at most `limit` bytes; a link is not followed.
+    private static func readEntryFile(at path: String, limit: Int = 1 << 31) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        // Its size by seeking (`fstat`'s `struct stat` cannot be named in this module, see FileBody):
+        // a FIFO cannot seek, a device reads as empty, and O_NONBLOCK keeps either from blocking.
+        let size = lseek(descriptor, 0, SEEK_END)
+        guard size >= 0, size <= limit, lseek(descriptor, 0, SEEK_SET) == 0 else { return nil }
+        var data = Data(count: Int(size))
+        let complete = data.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let count = read(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        return complete ? data : nil
     }
 
     /// Writes `bytes` to a file that must not exist yet; false when any part fails.
@@ -217,7 +259,7 @@ package final class DiskCacheStore: Sendable {
         return bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else { return false }
                 offset += written
