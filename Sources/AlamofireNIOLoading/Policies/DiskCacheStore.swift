@@ -239,14 +239,7 @@ package final class DiskCacheStore: Sendable {
         guard size >= 0, size <= limit, lseek(descriptor, 0, SEEK_SET) == 0 else { return nil }
         var data = Data(count: Int(size))
         let complete = data.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = read(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
-            }
-            return true
+            Self.transferAll(buffer.count) { offset in read(descriptor, buffer.baseAddress! + offset, buffer.count - offset) }
         }
         return complete ? data : nil
     }
@@ -257,14 +250,20 @@ package final class DiskCacheStore: Sendable {
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         return bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { return false }
-                offset += written
-            }
-            return true
+            transferAll(buffer.count) { offset in systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset) }
         }
+    }
+
+    /// Calls `transfer` with the offset reached until `count` bytes are moved (a `read` or `write`
+    /// returns how many it moved); false when one fails or moves nothing.
+    private static func transferAll(_ count: Int, _ transfer: (Int) -> Int) -> Bool {
+        var offset = 0
+        while offset < count {
+            let moved = transfer(offset)
+            if moved < 0, errno == EINTR { continue }
+            guard moved > 0 else { return false }
+            offset += moved
+        }
+        return true
     }
 }
