@@ -302,11 +302,13 @@ extension Request {
         processNextResponseSerializer()
     }
 
-    /// Runs `handler` once the request's serializers have all run (at once if they have), however
-    /// it ended, cancelled included.
+    /// Runs `handler` once the request's serializers have all run and it has cleaned up after them
+    /// (an upload's file removed, a download's moved), at once if it has, however it ended,
+    /// cancelled included.
     package func onFinish(perform handler: @escaping @Sendable () -> Void) {
         let finished = mutableState.withLock { state in
-            if state.machine.isProcessingFinished { return true }
+            // The completions run before the clean-up: between the two the handler waits for it.
+            if state.machine.isProcessingFinished, state.isCleanedUp { return true }
             state.finishHandlers.append(handler)
             return false
         }

@@ -106,6 +106,8 @@ public class Request: @unchecked Sendable {
         var httpResponseHandler: (queue: DispatchQueue, handler: HTTPResponseHandler)?
         /// Called once serialization has ended (the async streams finish there).
         var finishHandlers: [@Sendable () -> Void] = []
+        /// Whether the request has cleaned up after its serializers (its finish handlers have run).
+        var isCleanedUp = false
         /// Work decided under the lock and waiting to be performed outside it, in order (see
         /// ``Request/decideThenPerform(_:)``), and whether a thread is performing it.
         var outbox: [@Sendable () -> Void] = []
@@ -253,6 +255,7 @@ public class Request: @unchecked Sendable {
     func cleanup() {
         let handlers = mutableState.withLock { state in
             defer { state.finishHandlers.removeAll() }
+            state.isCleanedUp = true
             return state.finishHandlers
         }
         handlers.forEach { $0() }
