@@ -29,7 +29,7 @@ func diskCacheGet(directory: String, url: URL) async -> String {
 func diskCacheCrash(directory: String, url: String) -> Never {
     guard let store = DiskCacheStore(cacheDirectory: URL(fileURLWithPath: directory)) else { exit(3) }
     func entry(_ body: String) -> DiskCacheEntry {
-        DiskCacheEntry(url: url, statusCode: 200, headers: [.init("Content-Type", "text/plain")], body: Data(body.utf8), storedAt: Date())
+        DiskCacheEntry(url: url, statusCode: 200, headers: [.init("Content-Type", "text/plain")], body: Data(body.utf8))
     }
     store.write(entry("first"), capacity: 1 << 20)
     store.write(entry("second"), capacity: 1 << 20) { kill(getpid(), SIGKILL) }

@@ -15,14 +15,9 @@ import FoundationNetworking
         return directory
     }
 
-    static func entry(
-        _ url: String, body: String = "body", storedAt: Date = Date(timeIntervalSinceReferenceDate: 800_000_000)
-    )
-        -> DiskCacheEntry
-    {
+    static func entry(_ url: String, body: String = "body") -> DiskCacheEntry {
         DiskCacheEntry(
-            url: url, statusCode: 200, headers: [.init("Content-Type", "text/plain"), .init("ETag", "\"v1\"")], body: Data(body.utf8),
-            storedAt: storedAt)
+            url: url, statusCode: 200, headers: [.init("Content-Type", "text/plain"), .init("ETag", "\"v1\"")], body: Data(body.utf8))
     }
 
     // MARK: Entries
@@ -33,8 +28,7 @@ import FoundationNetworking
         entry.responseTime = Date(timeIntervalSinceReferenceDate: 800_000_002.5)
         entry.vary = ["accept-language": "fr", "accept": ""]
         #expect(try DiskCacheEntry(decoding: entry.encoded()) == entry)
-        let bare = DiskCacheEntry(
-            url: "http://h/", statusCode: 301, headers: [], body: Data(), storedAt: Date(timeIntervalSinceReferenceDate: 0))
+        let bare = DiskCacheEntry(url: "http://h/", statusCode: 301, headers: [], body: Data())
         #expect(try DiskCacheEntry(decoding: bare.encoded()) == bare)
     }
 
@@ -53,8 +47,8 @@ import FoundationNetworking
     /// before anything is allocated for what it announces.
     @Test func lengthsPastTheEndAreRefusedBeforeTheyAreAllocated() throws {
         let content = Data(Self.entry("https://example.com/a").encoded().dropLast(32))
-        // The header count sits after the magic (8), the dates and flags (25), the status (8) and the URL.
-        let headerCountOffset = 8 + 25 + 8 + 4 + "https://example.com/a".utf8.count
+        // The header count sits after the magic (8), the flags and dates (17), the status (8) and the URL.
+        let headerCountOffset = 8 + 17 + 8 + 4 + "https://example.com/a".utf8.count
         var lyingCount = content
         lyingCount.replaceSubrange(headerCountOffset..<headerCountOffset + 4, with: [0xFF, 0xFF, 0xFF, 0x7F])
         #expect(throws: DiskCacheEntry.DecodingError.truncated) { try DiskCacheEntry(decoding: DiskCacheEntry.sealed(lyingCount)) }
@@ -63,7 +57,7 @@ import FoundationNetworking
         #expect(throws: DiskCacheEntry.DecodingError.truncated) { try DiskCacheEntry(decoding: DiskCacheEntry.sealed(lyingBody)) }
         #expect(throws: DiskCacheEntry.DecodingError.truncated) { try DiskCacheEntry(decoding: DiskCacheEntry.sealed(content + [0])) }
         var invalidURL = content
-        invalidURL[8 + 25 + 8 + 4] = 0xFF
+        invalidURL[8 + 17 + 8 + 4] = 0xFF
         #expect(throws: DiskCacheEntry.DecodingError.invalidText) { try DiskCacheEntry(decoding: DiskCacheEntry.sealed(invalidURL)) }
     }
 

@@ -172,12 +172,14 @@ package struct CachePolicy: @unchecked Sendable {
         return CachedURLResponse(response: response.urlResponse, data: body, userInfo: userInfo, storagePolicy: .allowed)
     }
 
-    /// The largest body stored: as on Apple platforms, 5% of the cache's memory, or of its disk
-    /// when it keeps one.
+    /// The largest body stored, in the cache's memory or on its disk when it keeps one.
     var largestStorableBody: Int {
         guard let cache else { return 0 }
-        return max(cache.memoryCapacity, diskStore != nil ? cache.diskCapacity : 0) / 20
+        return Self.largestBody(storedIn: max(cache.memoryCapacity, diskStore != nil ? cache.diskCapacity : 0))
     }
+
+    /// The largest body a store of `capacity` bytes keeps: 5% of it, as on Apple platforms.
+    static func largestBody(storedIn capacity: Int) -> Int { capacity / 20 }
 
     /// Stores what the delegate let through: in the cache's memory when the body is at most 5% of
     /// it, and in the disk store when the entry's policy is `.allowed` and the body at most 5% of the
@@ -196,8 +198,9 @@ package struct CachePolicy: @unchecked Sendable {
             response: response.response, data: response.data, userInfo: userInfo, storagePolicy: .allowedInMemoryOnly)
         storeInMemory(entry, key: Self.key(for: request), of: cache)
         let diskCapacity = cache.diskCapacity
-        if let diskStore, response.storagePolicy == .allowed, response.data.count <= diskCapacity / 20, let url = request.url,
-            !Self.variesOnCredentials(userInfo), let stored = DiskCacheEntry(entry, url: url.absoluteString, storedAt: Date())
+        if let diskStore, response.storagePolicy == .allowed, response.data.count <= Self.largestBody(storedIn: diskCapacity),
+            let url = request.url,
+            !Self.variesOnCredentials(userInfo), let stored = DiskCacheEntry(entry, url: url.absoluteString)
         {
             diskStore.write(stored, capacity: diskCapacity)
         }
@@ -212,7 +215,7 @@ package struct CachePolicy: @unchecked Sendable {
 
     /// Puts `entry` in the cache's memory under `key`.
     private func storeInMemory(_ entry: CachedURLResponse, key: URLRequest, of cache: URLCache) {
-        guard entry.data.count <= cache.memoryCapacity / 20 else { return }
+        guard entry.data.count <= Self.largestBody(storedIn: cache.memoryCapacity) else { return }
         // FoundationNetworking's URLCache appends a key to its eviction order on every store, even
         // one that replaces an entry: the order grows without bound, and evicting a key listed
         // twice traps. Removing the entry first keeps one listing per key, and one lock for every

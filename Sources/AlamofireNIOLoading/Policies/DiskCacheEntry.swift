@@ -6,16 +6,17 @@ package import FoundationNetworking
 #endif
 
 /// One stored response as ``DiskCacheStore`` keeps it in a file: the URL it answers, its status and
-/// headers, its body, when it was stored, and what the cache policy needs to judge it (when it was
-/// requested and received, and the request headers its `Vary` names).
+/// headers, its body, and what the cache policy needs to judge it (when it was requested and
+/// received, and the request headers its `Vary` names). When it was last used is the file's own
+/// modification time.
 ///
 /// The file is written whole and renamed into place, so a reader never sees half of one; it also
 /// ends with a SHA-256 digest of the rest, so a file damaged on the disk (or not written by a
-/// store at all) is refused as a whole instead of served. The digest is not a signature: whoever can
-/// write the folder can write an entry, which is why the folder is its owner's only. Every length is checked against what is left of
-/// the file before anything is allocated for it.
+/// store at all) is refused as a whole instead of served. The digest is not a signature: whoever
+/// can write the folder can write an entry, which is why the folder is its owner's only. Every
+/// length is checked against what is left of the file before anything is allocated for it.
 package struct DiskCacheEntry: Equatable, Sendable {
-    /// A response header, in the order the response gave them.
+    /// A response header (an entry keeps them sorted by name).
     package struct Field: Equatable, Sendable {
         package var name: String
         package var value: String
@@ -29,22 +30,19 @@ package struct DiskCacheEntry: Equatable, Sendable {
     package var statusCode: Int
     package var headers: [Field]
     package var body: Data
-    /// When the entry was written (the least recently used entries are evicted first).
-    package var storedAt: Date
     package var requestTime: Date?
     package var responseTime: Date?
     /// The request headers `Vary` names, by lowercased name, as they were sent.
     package var vary: [String: String]
 
     package init(
-        url: String, statusCode: Int, headers: [Field], body: Data, storedAt: Date, requestTime: Date? = nil,
-        responseTime: Date? = nil, vary: [String: String] = [:]
+        url: String, statusCode: Int, headers: [Field], body: Data, requestTime: Date? = nil, responseTime: Date? = nil,
+        vary: [String: String] = [:]
     ) {
         self.url = url
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
-        self.storedAt = storedAt
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.vary = vary
@@ -73,7 +71,6 @@ package struct DiskCacheEntry: Equatable, Sendable {
         var bytes = Data()
         bytes.reserveCapacity(body.count + 256 + headers.count * 48)
         bytes.append(contentsOf: Self.magic)
-        append(storedAt.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
         append(UInt8((requestTime != nil ? 1 : 0) | (responseTime != nil ? 2 : 0)), to: &bytes)
         append((requestTime?.timeIntervalSinceReferenceDate ?? 0).bitPattern, to: &bytes)
         append((responseTime?.timeIntervalSinceReferenceDate ?? 0).bitPattern, to: &bytes)
@@ -124,7 +121,6 @@ package struct DiskCacheEntry: Equatable, Sendable {
             throw .damaged
         }
         var reader = Reader(data: data, position: data.startIndex + Self.magic.count, end: contentEnd)
-        let storedAt = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.integer()))
         let present: UInt8 = try reader.integer()
         let requestTime = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.integer()))
         let responseTime = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.integer()))
@@ -138,7 +134,7 @@ package struct DiskCacheEntry: Equatable, Sendable {
         let body = try reader.bytes(bodyLength)
         guard reader.position == contentEnd else { throw .truncated }
         self.init(
-            url: url, statusCode: statusCode, headers: headers, body: body, storedAt: storedAt,
+            url: url, statusCode: statusCode, headers: headers, body: body,
             requestTime: present & 1 != 0 ? requestTime : nil, responseTime: present & 2 != 0 ? responseTime : nil, vary: vary)
     }
 
@@ -180,11 +176,11 @@ package struct DiskCacheEntry: Equatable, Sendable {
 extension DiskCacheEntry {
     /// The entry of an HTTP response with the cache policy's `userInfo` (see ``CachePolicy``); nil
     /// for a response that is not HTTP's.
-    package init?(_ cached: CachedURLResponse, url: String, storedAt: Date) {
+    package init?(_ cached: CachedURLResponse, url: String) {
         guard let response = cached.response as? HTTPURLResponse else { return nil }
         let fields = (response.allHeaderFields as? [String: String] ?? [:]).sorted { $0.key < $1.key }.map { Field($0.key, $0.value) }
         self.init(
-            url: url, statusCode: response.statusCode, headers: fields, body: cached.data, storedAt: storedAt,
+            url: url, statusCode: response.statusCode, headers: fields, body: cached.data,
             requestTime: cached.userInfo?[CachePolicy.requestTimeKey] as? Date,
             responseTime: cached.userInfo?[CachePolicy.responseTimeKey] as? Date,
             vary: cached.userInfo?[CachePolicy.varyKey] as? [String: String] ?? [:])
