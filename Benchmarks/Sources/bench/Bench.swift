@@ -137,10 +137,11 @@ enum Bench {
         } else if options.instructions || options.profile != nil {
             try await runInstructionCounts(options: options, clientNames: clientNames)
         } else {
-            if options.workload.map({ !$0.hasPrefix("W10") }) ?? true {
+            if options.workload.map({ !$0.hasPrefix("W10") && $0 != CacheWorkloads.id }) ?? true {
                 try await runTimed(options: options, clientNames: clientNames)
             }
             try await WebSocketWorkloads.runTimed(options: options)
+            try await CacheWorkloads.runTimed(options: options)
         }
     }
 

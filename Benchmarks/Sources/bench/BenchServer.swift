@@ -21,6 +21,8 @@ struct BenchServer {
     /// The documents the workloads fetch.
     static let smallJSON = "/small.json"
     static let itemsJSON = "/items.json"
+    /// The same documents, fresh for an hour (`Cache-Control: max-age=3600`): W11's response cache.
+    static let cachedPrefix = "/cached"
     /// W3's and W8's file, and W4's and W7's source (in the scratch directory).
     static let largeFile = "/large.bin"
     static let uploadSource = "upload-source.bin"
@@ -135,6 +137,10 @@ struct BenchServer {
                         client_max_body_size 0;
                         client_body_buffer_size 1m;
                         create_full_put_path on;
+                    }
+                    location \(cachedPrefix)/ {
+                        alias \(root.path)/www/;
+                        expires 1h;
                     }
                     \(withDelay ? delay : "")
                 }
