@@ -185,6 +185,8 @@ let package = Package(
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // Starts the tests' helper programs without Foundation's `Process` (see ChildProcess.swift).
         .target(name: "ChildProcess", dependencies: ["AFSynchronization"], swiftSettings: swiftSettings),
+        // The tests' waits with a deadline (`withTimeout`), shared by every test target.
+        .target(name: "TestWaits", dependencies: ["AFSynchronization"], swiftSettings: swiftSettings),
         // Moves one large body through the transport and reports its own peak memory, for the tests.
         .executableTarget(
             name: "transport-probe",
@@ -250,6 +252,7 @@ let package = Package(
             name: "AlamofireNIOTests",
             dependencies: [
                 "AlamofireNIO", "AlamofireNIOLoading", "alamofire-probe", "alamofire-fuzz", httpBinServer, "ChildProcess", "AFSynchronization",
+                "TestWaits",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -266,6 +269,7 @@ let package = Package(
             name: "ToolsTests",
             dependencies: [
                 "StoreSearchKit", "storesearch", "AFCommandLine", "af", "AlamofireNIO", httpBinServer, "ChildProcess", "AFSynchronization",
+                "TestWaits",
             ],
             swiftSettings: swiftSettings
         ),
@@ -304,6 +308,7 @@ let package = Package(
                 "transport-probe",
                 httpBinServer,
                 "ChildProcess",
+                "TestWaits",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

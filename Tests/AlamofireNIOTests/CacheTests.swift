@@ -1,5 +1,6 @@
 import Foundation
 import HTTPBinServer
+import TestWaits
 import Testing
 
 @testable import AlamofireNIO

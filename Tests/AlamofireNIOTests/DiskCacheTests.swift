@@ -2,6 +2,7 @@ import AlamofireNIOLoading
 import ChildProcess
 import Foundation
 import HTTPBinServer
+import TestWaits
 import Testing
 
 @testable import AlamofireNIO

@@ -2,6 +2,7 @@ import AFSynchronization
 import Foundation
 import HTTPBinServer
 import Synchronization
+import TestWaits
 import Testing
 
 @testable import AlamofireNIO

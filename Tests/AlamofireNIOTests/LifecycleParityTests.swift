@@ -1,6 +1,7 @@
 import Foundation
 import HTTPBinServer
 import Synchronization
+import TestWaits
 import Testing
 
 @testable import AlamofireNIO

@@ -1,6 +1,7 @@
 import AFSynchronization
 import Foundation
 import Synchronization
+import TestWaits
 import Testing
 
 @testable import AlamofireNIO

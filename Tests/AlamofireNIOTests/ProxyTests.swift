@@ -2,6 +2,7 @@ import AlamofireNIOTransport
 import Foundation
 import HTTPBinServer
 import Logging
+import TestWaits
 import Testing
 
 @testable import AlamofireNIO

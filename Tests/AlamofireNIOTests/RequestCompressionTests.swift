@@ -1,4 +1,5 @@
 import Foundation
+import TestWaits
 import Testing
 
 @testable import AlamofireNIO

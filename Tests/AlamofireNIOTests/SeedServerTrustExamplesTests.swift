@@ -1,6 +1,7 @@
 import AlamofireNIO
 import Foundation
 import HTTPBinServer
+import TestWaits
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,6 +1,7 @@
 import AFSynchronization
 import AlamofireNIO
 import HTTPBinServer
+import TestWaits
 import Testing
 
 // As in a user's module: AlamofireNIO imported alone (it brings Foundation and FoundationNetworking,

@@ -50,18 +50,6 @@ import Testing
         }
     }
 
-    @Test func aQueuedRequestsDeadlineFailsItAndClearsItsTimer() async throws {
-        try await HTTPBinServer.withServer { server async throws in
-            let pool = try makePool(for: server)
-            defer { pool.shutDown() }
-            let connection = try await lease(pool, 1)
-            let error = await transportError { try await lease(pool, 2, deadline: .now() + .milliseconds(50)) }
-            #expect(error?.code == .timedOut)
-            #expect(pool.scheduledTimerCount == 0)
-            connection.close()
-        }
-    }
-
     /// A cancel that comes after its request's wait ended (here at the request's deadline) leaves the
     /// pool nothing to keep: before, the pool noted it for a registration that would never come.
     @Test func aCancelAfterTheWaitEndedLeavesNoNoteInThePool() async throws {

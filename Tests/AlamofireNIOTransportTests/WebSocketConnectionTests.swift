@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
+import TestWaits
 import Testing
 
 @testable import AlamofireNIOTransport

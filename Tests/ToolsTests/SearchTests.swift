@@ -4,6 +4,7 @@ import Foundation
 import HTTPBinServer
 import StoreSearchKit
 import Synchronization
+import TestWaits
 import Testing
 
 /// `Search` and `ArtworkCache` against the bundled server's `/search` and `/artwork`, iTunes

@@ -83,21 +83,3 @@ func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async throws -> Bo
     }
     return true
 }
-
-/// Runs `body` and fails if it takes more than `seconds`.
-func withTimeout<T: Sendable>(seconds: Int = 30, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimedOut(seconds: seconds)
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    let seconds: Int
-    var description: String { "timed out after \(seconds) s" }
-}

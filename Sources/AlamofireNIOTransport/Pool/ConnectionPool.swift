@@ -3,8 +3,25 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 
+/// What a ``ConnectionPool`` needs of whoever opens its connections: ``ConnectionFactory`` in use,
+/// a scripted one in the tests' simulated pool runs.
+protocol ConnectionEstablishing: Sendable {
+    /// Where the pool arms its timers, and its clock: the pool reads the time from one of its event
+    /// loops' `now`, so a group of `NIOAsyncTestingEventLoop` lets a test turn the pool's clock.
+    var eventLoopGroup: any EventLoopGroup { get }
+    /// Whether TLS connections offer `h2` by ALPN.
+    var offersHTTP2: Bool { get }
+    /// Opens connection `id` to `origin`, by `deadline` if there is one.
+    func makeConnection(
+        id: Int, origin: Origin, deadline: NIODeadline?, delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
+    ) async throws -> EstablishedConnection
+}
+
+extension ConnectionFactory: ConnectionEstablishing {}
+
 /// Owns the connections to one origin: runs ``ConnectionPoolStateMachine`` under a lock and performs
-/// its actions (open, hand out, close, arm and cancel timers) after the lock is released.
+/// its actions (open, hand out, close, arm and cancel timers) after the lock is released. Its time
+/// is its factory's event loops' `now`, never the system clock read directly.
 final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Sendable {
     typealias Machine = ConnectionPoolStateMachine
     typealias LeaseCompletion = @Sendable (Result<any TransportConnection, any Error>) -> Void
@@ -71,7 +88,9 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     }
 
     let origin: Origin
-    private let factory: ConnectionFactory
+    private let factory: any ConnectionEstablishing
+    /// The event loop whose `now` is the pool's clock.
+    private let clock: any EventLoop
     private let state: NIOLockedValueBox<State>
     private let logger: Logger
     /// Told when the pool's last connection has closed and nobody waits.
@@ -80,7 +99,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     private let onChange: (@Sendable (ConnectionPool) -> Void)?
 
     init(
-        origin: Origin, factory: ConnectionFactory, maximumConnections: Int, idleTimeout: TimeAmount, logger: Logger,
+        origin: Origin, factory: any ConnectionEstablishing, maximumConnections: Int, idleTimeout: TimeAmount, logger: Logger,
         onEmpty: @escaping @Sendable (ConnectionPool) -> Void = { _ in },
         onChange: (@Sendable (ConnectionPool) -> Void)? = nil
     ) {
@@ -88,6 +107,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         self.onChange = onChange
         self.origin = origin
         self.factory = factory
+        self.clock = factory.eventLoopGroup.next()
         self.logger = logger
         let machine = Machine(
             maximumConnections: maximumConnections, idleTimeout: idleTimeout, mayNegotiateHTTP2: origin.isTLS && factory.offersHTTP2)
@@ -100,7 +120,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     func lease(request: Int, needsFreshConnection: Bool, deadline: NIODeadline?, completion: @escaping LeaseCompletion) {
         update { state in
             state.waiters[request] = completion
-            return state.machine.requestLease(request, needsFreshConnection: needsFreshConnection, deadline: deadline, now: .now())
+            return state.machine.requestLease(request, needsFreshConnection: needsFreshConnection, deadline: deadline, now: clock.now)
         }
     }
 
@@ -148,7 +168,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     // MARK: Connection events
 
     func exchangeFinished(connectionID: Int, reusable: Bool) {
-        update { $0.machine.exchangeFinished(on: connectionID, reusable: reusable, now: .now()) }
+        update { $0.machine.exchangeFinished(on: connectionID, reusable: reusable, now: clock.now) }
     }
 
     func idleConnectionClosed(connectionID: Int) {
@@ -156,7 +176,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     }
 
     func http2Connection(_ connectionID: Int, maximumStreamsChanged maximum: Int) {
-        update { $0.machine.connectionCapacityChanged(connectionID, capacity: maximum, now: .now()) }
+        update { $0.machine.connectionCapacityChanged(connectionID, capacity: maximum, now: clock.now) }
     }
 
     func http2ConnectionGoingAway(_ connectionID: Int) {
@@ -196,14 +216,14 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                 update { state in
                     state.connections[connectionID] = connection.connection
                     return state.machine.connectionEstablished(
-                        connectionID, version: connection.version, capacity: connection.maximumStreams, now: .now())
+                        connectionID, version: connection.version, capacity: connection.maximumStreams, now: clock.now)
                 }
                 connection.connection.channel.closeFuture.whenComplete { _ in self.connectionClosed(connectionID) }
             } catch {
                 logger.debug("connection failed", metadata: ["origin": "\(origin)", "error": "\(error)"])
                 let timedOut = (error as? TransportError)?.code == .timedOut
                 update { state in
-                    let actions = state.machine.connectionFailed(connectionID, timedOut: timedOut, now: .now())
+                    let actions = state.machine.connectionFailed(connectionID, timedOut: timedOut, now: clock.now)
                     // The waiters that fail learn why.
                     for case .failRequest(let request, .connectionFailed) in actions { state.failures[request] = error }
                     return actions
@@ -249,7 +269,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         let scheduled = eventLoop.scheduleTask(deadline: deadline) {
             self.update { state in
                 state.timers[timer] = nil
-                return state.machine.timerFired(timer, now: .now())
+                return state.machine.timerFired(timer, now: self.clock.now)
             }
             // A pool that waited out its backoff with nothing left to do may now be dropped.
             if timer == .backoff { self.notifyIfEmpty() }

@@ -1,5 +1,6 @@
 import AFSynchronization
 import Foundation
+import TestWaits
 
 @testable import AlamofireNIO
 

@@ -1,3 +1,4 @@
+import TestWaits
 import Testing
 
 /// The tests' own waiting helper: a wait that is never ended fails by its timeout instead of hanging.

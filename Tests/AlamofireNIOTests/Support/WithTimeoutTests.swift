@@ -1,5 +1,6 @@
 import AFSynchronization
 import Synchronization
+import TestWaits
 import Testing
 
 /// The tests' waiting helper fails a wait that does not end, whatever the wait is.

@@ -1,0 +1,274 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import TestWaits
+import Testing
+
+@testable import AlamofireNIOTransport
+
+/// Whole pool runs without a socket or a real clock: a ``ScriptedConnectionFactory`` opens (or
+/// fails) each connection when the test says, its connections are `NIOAsyncTestingChannel`s, and
+/// the pool's timers run on a `NIOAsyncTestingEventLoop` whose time only the test advances. So the
+/// idle timeout, a queued request's deadline and the backoff are tested at their exact instants.
+@Suite struct ConnectionPoolSimulationTests {
+    /// The factory's loop is the pool's clock; the leases report to `leases`.
+    struct Run {
+        let loop = NIOAsyncTestingEventLoop()
+        let factory: ScriptedConnectionFactory
+        let pool: ConnectionPool
+        let leases = Arrivals<LeaseOutcome>()
+
+        init(maximumConnections: Int, idleTimeout: TimeAmount = .seconds(60), tls: Bool = false) throws {
+            factory = ScriptedConnectionFactory(loop: loop)
+            pool = ConnectionPool(
+                origin: try Origin(url: URL(string: tls ? "https://example.test" : "http://example.test")!), factory: factory,
+                maximumConnections: maximumConnections, idleTimeout: idleTimeout, logger: Logger(label: "test"))
+        }
+
+        /// Asks for a connection for `request`, waiting at most until `deadline` (from the test clock's now).
+        func lease(_ request: Int, within wait: TimeAmount? = nil) {
+            let leases = self.leases
+            pool.lease(request: request, needsFreshConnection: false, deadline: wait.map { loop.now + $0 }) { result in
+                leases.record(LeaseOutcome(request: request, result: result))
+            }
+        }
+
+        /// Lets the loop run what it was handed (timers armed, closes) without moving its time.
+        func settle() async { await loop.run() }
+    }
+
+    @Test func anIdleConnectionClosesExactlyAtItsIdleTimeout() async throws {
+        let run = try Run(maximumConnections: 1, idleTimeout: .seconds(60))
+        run.lease(1)
+        let attempt = try await run.factory.nextAttempt()
+        let connection = run.factory.open(attempt)
+        #expect(try await run.leases.next().connectionID == attempt)
+        run.pool.exchangeFinished(connectionID: attempt, reusable: true)
+        #expect(run.pool.connectionCounts == (active: 0, idle: 1))
+        await run.settle()
+        await run.loop.advanceTime(by: .seconds(60) - .nanoseconds(1))
+        #expect(!connection.isClosed && run.pool.connectionCounts == (active: 0, idle: 1))
+        await run.loop.advanceTime(by: .nanoseconds(1))
+        try await withTimeout { try await connection.channel.closeFuture.get() }
+        await run.settle()
+        #expect(run.pool.connectionCounts == (active: 0, idle: 0))
+        #expect(run.pool.scheduledTimerCount == 0)
+    }
+
+    /// A connection used again restarts its idle period: the timer armed at the first idle moment
+    /// finds it used since, and waits for the rest of the new period.
+    @Test func aConnectionUsedAgainWaitsAWholeNewIdlePeriod() async throws {
+        let run = try Run(maximumConnections: 1, idleTimeout: .seconds(10))
+        run.lease(1)
+        let attempt = try await run.factory.nextAttempt()
+        let connection = run.factory.open(attempt)
+        _ = try await run.leases.next()
+        run.pool.exchangeFinished(connectionID: attempt, reusable: true)
+        await run.settle()
+        await run.loop.advanceTime(by: .seconds(6))
+        run.lease(2)
+        #expect(try await run.leases.next().connectionID == attempt)
+        run.pool.exchangeFinished(connectionID: attempt, reusable: true)
+        // The first timer fires at 10 s, 4 s into the second idle period, which ends at 16 s.
+        await run.loop.advanceTime(by: .seconds(10) - .nanoseconds(1))
+        #expect(!connection.isClosed)
+        await run.loop.advanceTime(by: .nanoseconds(1))
+        try await withTimeout { try await connection.channel.closeFuture.get() }
+    }
+
+    @Test func aQueuedRequestFailsExactlyAtItsDeadlineAndLeavesNoTimer() async throws {
+        let run = try Run(maximumConnections: 1)
+        run.lease(1)
+        run.factory.open(try await run.factory.nextAttempt())
+        _ = try await run.leases.next()
+        run.lease(2, within: .seconds(30))
+        await run.settle()
+        #expect(run.pool.scheduledTimerCount == 1 && run.pool.waitingRequestCount == 1)
+        await run.loop.advanceTime(by: .seconds(30) - .nanoseconds(1))
+        #expect(run.leases.count == 1 && run.pool.waitingRequestCount == 1)
+        await run.loop.advanceTime(by: .nanoseconds(1))
+        let outcome = try await run.leases.next()
+        #expect(outcome.request == 2 && outcome.transportError?.code == .timedOut)
+        #expect(run.pool.scheduledTimerCount == 0 && run.pool.waitingRequestCount == 0)
+    }
+
+    /// Two connections at most; five requests. Two connections are opened, never a third, and
+    /// each connection that frees serves the oldest waiter.
+    @Test func requestsBeyondThePerHostLimitWaitAndAreServedInArrivalOrder() async throws {
+        let run = try Run(maximumConnections: 2)
+        for request in 1...5 { run.lease(request) }
+        let first = try await run.factory.nextAttempt()
+        let second = try await run.factory.nextAttempt()
+        run.factory.open(first)
+        run.factory.open(second)
+        let leased = [try await run.leases.next(), try await run.leases.next()]
+        #expect(Set(leased.map(\.request)) == [1, 2])
+        #expect(run.pool.waitingRequestCount == 3)
+        var served: [Int] = []
+        for connection in [first, second, first] {
+            run.pool.exchangeFinished(connectionID: connection, reusable: true)
+            let next = try await run.leases.next()
+            #expect(next.connectionID == connection)
+            served.append(next.request)
+        }
+        #expect(served == [3, 4, 5])
+        #expect(run.factory.attemptCount == 2)
+    }
+
+    /// A failed attempt, with no other connection open or opening, fails every waiter with its
+    /// error; a request that comes during the backoff (25 ms after one failure) waits for it, to
+    /// the nanosecond on the test clock, before the next attempt.
+    @Test func aFailedAttemptFailsItsWaitersAndTheNextAttemptWaitsForTheBackoff() async throws {
+        let run = try Run(maximumConnections: 1)
+        run.lease(1)
+        run.lease(2)
+        run.factory.fail(try await run.factory.nextAttempt(), with: TransportError(.cannotConnectToHost, "refused by the script"))
+        let failed = [try await run.leases.next(), try await run.leases.next()]
+        #expect(failed.map(\.request) == [1, 2])
+        #expect(failed.map { $0.transportError?.code } == [.cannotConnectToHost, .cannotConnectToHost])
+        run.lease(3)
+        await run.settle()
+        #expect(run.factory.attemptCount == 1 && run.pool.waitingRequestCount == 1)
+        await run.loop.advanceTime(by: ConnectionPoolStateMachine.firstBackoff - .nanoseconds(1))
+        #expect(run.factory.attemptCount == 1)
+        await run.loop.advanceTime(by: .nanoseconds(1))
+        let retry = try await run.factory.nextAttempt()
+        run.factory.open(retry)
+        let served = try await run.leases.next()
+        #expect(served.request == 3 && served.connectionID == retry)
+    }
+
+    /// An HTTP/2 connection carries as many exchanges as its server allows; a request beyond that
+    /// waits for a stream rather than a second connection, and GOAWAY sends new requests to a new one.
+    @Test func anHTTP2ConnectionIsSharedUpToItsStreamLimitAndReplacedAfterGoAway() async throws {
+        let run = try Run(maximumConnections: 4, tls: true)
+        for request in 1...3 { run.lease(request) }
+        let first = try await run.factory.nextAttempt()
+        run.factory.open(first, version: .http2, streams: 2)
+        let leased = [try await run.leases.next(), try await run.leases.next()]
+        #expect(leased.map(\.connectionID) == [first, first])
+        await run.settle()
+        #expect(run.factory.attemptCount == 1 && run.pool.waitingRequestCount == 1)
+        run.pool.exchangeFinished(connectionID: first, reusable: true)
+        #expect(try await run.leases.next().connectionID == first)
+        run.pool.http2ConnectionGoingAway(first)
+        run.lease(4)
+        let second = try await run.factory.nextAttempt()
+        run.factory.open(second, version: .http2, streams: 100)
+        let afterGoAway = try await run.leases.next()
+        #expect(afterGoAway.request == 4 && afterGoAway.connectionID == second && second != first)
+    }
+}
+
+/// Opens connections when the test says: each attempt waits until ``open(_:version:streams:)`` or
+/// ``fail(_:with:)`` names it.
+final class ScriptedConnectionFactory: ConnectionEstablishing {
+    let loop: NIOAsyncTestingEventLoop
+    var eventLoopGroup: any EventLoopGroup { loop }
+    let offersHTTP2 = true
+    private let pending = NIOLockedValueBox<[Int: CheckedContinuation<EstablishedConnection, any Error>]>([:])
+    private let attempts = Arrivals<Int>()
+
+    init(loop: NIOAsyncTestingEventLoop) {
+        self.loop = loop
+    }
+
+    /// How many connections the pool has asked for.
+    var attemptCount: Int { attempts.count }
+
+    func makeConnection(
+        id: Int, origin: Origin, deadline: NIODeadline?, delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
+    ) async throws -> EstablishedConnection {
+        try await withCheckedThrowingContinuation { continuation in
+            pending.withLockedValue { $0[id] = continuation }
+            attempts.record(id)
+        }
+    }
+
+    /// The next connection the pool asks for (its id), within a few seconds.
+    func nextAttempt() async throws -> Int { try await attempts.next() }
+
+    /// Lets attempt `id` succeed with a connection of `version` carrying up to `streams` exchanges.
+    @discardableResult
+    func open(_ id: Int, version: ConnectionPoolStateMachine.HTTPVersion = .http1, streams: Int = 1) -> ScriptedConnection {
+        let connection = ScriptedConnection(id: id, loop: loop)
+        pending.withLockedValue { $0.removeValue(forKey: id) }?.resume(
+            returning: EstablishedConnection(connection: connection, version: version, maximumStreams: streams))
+        return connection
+    }
+
+    /// Lets attempt `id` fail with `error`.
+    func fail(_ id: Int, with error: any Error) {
+        pending.withLockedValue { $0.removeValue(forKey: id) }?.resume(throwing: error)
+    }
+}
+
+/// A connection that runs nothing: its channel is a `NIOAsyncTestingChannel` that `close()` closes.
+final class ScriptedConnection: TransportConnection {
+    let id: Int
+    let channel: any Channel
+    private let closed = NIOLockedValueBox(false)
+
+    init(id: Int, loop: NIOAsyncTestingEventLoop) {
+        self.id = id
+        channel = NIOAsyncTestingChannel(loop: loop)
+    }
+
+    /// Whether the pool has closed it.
+    var isClosed: Bool { closed.withLockedValue { $0 } }
+
+    func start(_ exchange: ActiveExchange) {}
+
+    func close() {
+        closed.withLockedValue { $0 = true }
+        channel.close(promise: nil)
+    }
+
+    func release() {}
+}
+
+/// What a lease ended with.
+struct LeaseOutcome: Sendable {
+    let request: Int
+    let result: Result<any TransportConnection, any Error>
+
+    var connectionID: Int? { try? result.get().id }
+    var transportError: TransportError? {
+        guard case .failure(let error as TransportError) = result else { return nil }
+        return error
+    }
+}
+
+/// Things that happen on other threads, awaited in order one after another by one test.
+final class Arrivals<Element: Sendable>: Sendable {
+    private let arrived = NIOLockedValueBox<[Element]>([])
+    private let read = NIOLockedValueBox(0)
+    private let signals = AsyncStream.makeStream(of: Void.self)
+
+    func record(_ element: Element) {
+        arrived.withLockedValue { $0.append(element) }
+        signals.continuation.yield()
+    }
+
+    /// How many have arrived so far.
+    var count: Int { arrived.withLockedValue { $0.count } }
+
+    /// The next one not yet returned, waiting at most 10 s for it.
+    func next() async throws -> Element {
+        try await withTimeout(seconds: 10) {
+            while true {
+                let index = self.read.withLockedValue { $0 }
+                if let element = self.arrived.withLockedValue({ $0.count > index ? $0[index] : nil }) {
+                    self.read.withLockedValue { $0 += 1 }
+                    return element
+                }
+                // Each arrival yields a signal, buffered until read: one that comes between the
+                // check above and this wait is not missed.
+                for await _ in self.signals.stream { break }
+                try Task.checkCancellation()
+            }
+        }
+    }
+}
