@@ -81,9 +81,11 @@ extension LoadingTask {
 
     /// The body has been handed over: offers the response to the cache (the delegate may change or
     /// refuse it), stores it, then completes. The delegate is asked off the event loop (it hands a
-    /// user's `CachedResponseHandler` to its own queue) and the entry is stored on a Dispatch thread of
-    /// its own: storing lists the cache's directory, which must block neither an event loop nor the
-    /// queue the delegate answered on.
+    /// user's `CachedResponseHandler` to its own queue) and the entry is stored on a Dispatch thread:
+    /// storing lists the cache's directory and may write a file, which must block neither an event
+    /// loop nor the queue the delegate answered on. A delegate that answers before it returns (no
+    /// handler: the proposal is cached as it is) has the entry stored on the thread that asked it,
+    /// without a second hop.
     func finishBody(offering body: Data?) {
         let offer = state.withLock { state -> (URLRequest, ReceivedResponse, Date, Date, NIOHTTP1.HTTPHeaders)? in
             guard !state.isExemptFromCache, let response = state.response else { return nil }
@@ -94,13 +96,48 @@ extension LoadingTask {
                 for: request, response: response, body: body, requestTime: requestTime, responseTime: responseTime,
                 headerValue: { sentHeaders.first(name: $0) })
         else { return perform(state.withLock { $0.machine.bodyReceived() }) }
+        let storeThenComplete: @Sendable (CachedURLResponse?) -> Void = { accepted in
+            if let accepted { self.session.cachePolicy.store(accepted, proposed: proposal, for: request) }
+            self.perform(self.state.withLock { $0.machine.bodyReceived() })
+        }
         DispatchQueue.global().async {
+            let answer = InlineAnswer<CachedURLResponse?>()
             self.delegate.loadingTask(self, willCacheResponse: proposal) { accepted in
-                DispatchQueue.global().async {
-                    if let accepted { self.session.cachePolicy.store(accepted, proposed: proposal, for: request) }
-                    self.perform(self.state.withLock { $0.machine.bodyReceived() })
-                }
+                guard !answer.keepIfAsking(accepted) else { return }
+                DispatchQueue.global().async { storeThenComplete(accepted) }
             }
+            if let accepted = answer.stopAsking() { storeThenComplete(accepted) }
+        }
+    }
+}
+
+/// A callback's answer, taken on the asking thread when it comes before the call that asked
+/// returns, else handled by the callback itself.
+final class InlineAnswer<Value: Sendable>: Sendable {
+    private enum State {
+        case asking
+        case answered(Value)
+        case stopped
+    }
+
+    private let state = Mutex(State.asking)
+
+    /// Keeps `value` for the asker if it is still asking; false once it has stopped (the caller
+    /// handles the value).
+    func keepIfAsking(_ value: Value) -> Bool {
+        state.withLock { state in
+            guard case .asking = state else { return false }
+            state = .answered(value)
+            return true
+        }
+    }
+
+    /// Stops asking: the answer, if it came meanwhile.
+    func stopAsking() -> Value? {
+        state.withLock { state in
+            defer { state = .stopped }
+            guard case .answered(let value) = state else { return nil }
+            return value
         }
     }
 }
