@@ -85,7 +85,8 @@ extension LoadingTask {
     /// storing lists the cache's directory and may write a file, which must block neither an event
     /// loop nor the queue the delegate answered on. A delegate that answers before it returns (no
     /// handler: the proposal is cached as it is) has the entry stored on the thread that asked it,
-    /// without a second hop.
+    /// without a second hop; so the task completes only once the delegate's method has returned (a
+    /// delegate override that answers and then waits for the response would wait for ever).
     func finishBody(offering body: Data?) {
         let offer = state.withLock { state -> (URLRequest, ReceivedResponse, Date, Date, NIOHTTP1.HTTPHeaders)? in
             guard !state.isExemptFromCache, let response = state.response else { return nil }

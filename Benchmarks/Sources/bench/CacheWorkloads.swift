@@ -13,8 +13,9 @@ import FoundationNetworking
 /// - `store in memory and on disk`: the same with a `diskCapacity`, so every answer is also written
 ///   to the disk store (on the completion path);
 /// - `from memory`: the first cache again, warm: every answer from memory;
-/// - `from disk`: a new `URLCache` on the second's directory, as a new process would make it: its
-///   memory is empty, so every answer is read from the disk store (and promoted to memory).
+/// - `from disk`: a new `URLCache` on the second's directory: its memory is empty, so every answer
+///   is read from the disk store (and promoted to memory). The store's index is the process's, read
+///   when the second pass began; a new process would list the directory once more.
 ///
 /// Every answer's fetch type is checked: a pass whose answers did not come from where it says fails
 /// the run. The disk store's directory is on the temporary directory's file system (not tmpfs when

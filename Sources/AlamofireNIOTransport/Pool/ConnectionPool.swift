@@ -7,7 +7,10 @@ import NIOCore
 /// a scripted one in the tests' simulated pool runs.
 protocol ConnectionEstablishing: Sendable {
     /// Where the pool arms its timers, and its clock: the pool reads the time from one of its event
-    /// loops' `now`, so a group of `NIOAsyncTestingEventLoop` lets a test turn the pool's clock.
+    /// loops' `now`, so a `NIOAsyncTestingEventLoop` lets a test turn the pool's clock. The
+    /// deadlines given to ``ConnectionPool/lease(request:needsFreshConnection:deadline:completion:)``
+    /// must be on that clock: ``HTTPTransport`` computes them from `NIODeadline.now()`, which is
+    /// every `MultiThreadedEventLoopGroup` loop's `now`.
     var eventLoopGroup: any EventLoopGroup { get }
     /// Whether TLS connections offer `h2` by ALPN.
     var offersHTTP2: Bool { get }
@@ -147,6 +150,10 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     /// Requests waiting for a connection, for the tests.
     var waitingRequestCount: Int { state.withLockedValue { $0.machine.waiters.count } }
 
+    /// Connections being opened, for the tests: the count changes in the call that decides to open
+    /// one, before the factory is asked.
+    var connectingCount: Int { state.withLockedValue { $0.machine.connectingCount } }
+
     /// Cancellations noted for requests that have not asked for a lease, for the tests.
     var cancellationNoteCount: Int { state.withLockedValue { $0.machine.cancelledEarly.count } }
 
@@ -255,7 +262,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
 
     // MARK: Timers
 
-    /// Arms the timer: a connection's on its event loop, the others on any. It is armed outside the
+    /// Arms the timer: a connection's on its event loop, the others on the clock's. It is armed outside the
     /// lock and its handle kept only if the machine still wants it then: one that fired or was
     /// cancelled in between is not kept.
     private func schedule(_ timer: Machine.Timer, at deadline: NIODeadline) {
@@ -264,7 +271,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
             guard let connection = state.withLockedValue({ $0.connections[connectionID] }) else { return }
             eventLoop = connection.channel.eventLoop
         } else {
-            eventLoop = factory.eventLoopGroup.any()
+            eventLoop = clock
         }
         let scheduled = eventLoop.scheduleTask(deadline: deadline) {
             self.update { state in
