@@ -38,6 +38,15 @@ import Testing
         /// Lets the loop run what it was handed (timers armed, closes) without moving its time.
         func settle() async { await loop.run() }
 
+        /// Leases a first connection to `request` and opens it: the connection, once leased.
+        func leaseFirstConnection(to request: Int) async throws -> ScriptedConnection {
+            lease(request)
+            let connection = factory.open(try await factory.nextAttempt())
+            let leased = try await leases.next()
+            #expect(leased.request == request && leased.connectionID == connection.id)
+            return connection
+        }
+
         /// Ends the run: the pool shut down, every scripted connection closed, the loop stopped.
         func finish() async {
             pool.shutDown()
@@ -49,11 +58,8 @@ import Testing
 
     @Test func anIdleConnectionClosesExactlyAtItsIdleTimeout() async throws {
         let run = try Run(maximumConnections: 1, idleTimeout: .seconds(60))
-        run.lease(1)
-        let attempt = try await run.factory.nextAttempt()
-        let connection = run.factory.open(attempt)
-        #expect(try await run.leases.next().connectionID == attempt)
-        run.pool.exchangeFinished(connectionID: attempt, reusable: true)
+        let connection = try await run.leaseFirstConnection(to: 1)
+        run.pool.exchangeFinished(connectionID: connection.id, reusable: true)
         #expect(run.pool.connectionCounts == (active: 0, idle: 1))
         await run.settle()
         await run.loop.advanceTime(by: .seconds(60) - .nanoseconds(1))
@@ -70,16 +76,13 @@ import Testing
     /// finds it used since, and waits for the rest of the new period.
     @Test func aConnectionUsedAgainWaitsAWholeNewIdlePeriod() async throws {
         let run = try Run(maximumConnections: 1, idleTimeout: .seconds(10))
-        run.lease(1)
-        let attempt = try await run.factory.nextAttempt()
-        let connection = run.factory.open(attempt)
-        _ = try await run.leases.next()
-        run.pool.exchangeFinished(connectionID: attempt, reusable: true)
+        let connection = try await run.leaseFirstConnection(to: 1)
+        run.pool.exchangeFinished(connectionID: connection.id, reusable: true)
         await run.settle()
         await run.loop.advanceTime(by: .seconds(6))
         run.lease(2)
-        #expect(try await run.leases.next().connectionID == attempt)
-        run.pool.exchangeFinished(connectionID: attempt, reusable: true)
+        #expect(try await run.leases.next().connectionID == connection.id)
+        run.pool.exchangeFinished(connectionID: connection.id, reusable: true)
         // The first timer fires at 10 s, 4 s into the second idle period, which ends at 16 s.
         await run.loop.advanceTime(by: .seconds(10) - .nanoseconds(1))
         #expect(!connection.isClosed)
@@ -90,9 +93,7 @@ import Testing
 
     @Test func aQueuedRequestFailsExactlyAtItsDeadlineAndLeavesNoTimer() async throws {
         let run = try Run(maximumConnections: 1)
-        run.lease(1)
-        run.factory.open(try await run.factory.nextAttempt())
-        _ = try await run.leases.next()
+        _ = try await run.leaseFirstConnection(to: 1)
         run.lease(2, within: .seconds(30))
         await run.settle()
         #expect(run.pool.scheduledTimerCount == 1 && run.pool.waitingRequestCount == 1)
