@@ -22,13 +22,13 @@ import FoundationNetworking
         return directory.path
     }
 
-    /// A session whose `URLCache` keeps its disk in `directory`, as a new process would make it.
     /// The entry files in `directory`'s disk store.
     static func entryFiles(_ directory: String) -> [String] {
         let folder = URL(fileURLWithPath: directory).appendingPathComponent("AlamofireNIO").path
         return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".response") }
     }
 
+    /// A session whose `URLCache` keeps its disk in `directory`, as a new process would make it.
     static func session(directory: String) -> Session {
         let configuration = URLSessionConfiguration.af.ephemeral
         configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 8 << 20, diskPath: directory)
