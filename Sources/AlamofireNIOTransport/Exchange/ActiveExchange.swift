@@ -80,6 +80,14 @@ final class ActiveExchange: @unchecked Sendable {
     var idleTimeoutTask: NIOScheduledCallback?
     /// Whether the exchange may be retried on a new connection if this one turns out dead.
     var mayRetryOnFreshConnection = false
+    /// Whether the request body can be sent again: a stream's producer may have read bytes it never
+    /// sent, so only one that never ran can start over.
+    var bodyIsReplayable: Bool {
+        switch request.body {
+        case .none, .bytes, .file, .replayableStream: true
+        case .stream: bodyTask == nil && !bodyProducerStarted
+        }
+    }
     /// The handler running the exchange, once it has started: where a cancellation goes.
     weak var handler: ExchangeHandler?
     /// A cancellation that arrived before the exchange reached its handler (an HTTP/2 stream

@@ -435,52 +435,37 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .timedOut:
             error = .timedOut("waiting for the server (no data for the idle interval)")
         case .closedBeforeResponse, .errorBeforeResponse:
-            let bodyReplayable: Bool
-            switch exchange.request.body {
-            case .none, .bytes, .file, .replayableStream: bodyReplayable = true
-            // The producer may have read bytes it never sent: only one that never ran can start over.
-            case .stream: bodyReplayable = exchange.bodyTask == nil && !exchange.bodyProducerStarted
+            let (cause, error) = earlyFailureCause(kind)
+            let failure = EarlyExchangeFailure(
+                cause: cause, bodyIsReplayable: exchange.bodyIsReplayable, onReusedConnection: exchange.mayRetryOnFreshConnection,
+                methodIsIdempotent: exchange.head.method.isIdempotent, bodyHandedOn: exchange.requestBodyHandedOn,
+                carriesOneExchange: carriesOneExchange)
+            switch failure.verdict {
+            case .fail: exchange.fail(error)
+            case .retry(let reason, let onFreshConnection):
+                exchange.fail(RetryableExchangeError(error, onFreshConnection: onFreshConnection, reason: reason))
             }
-            if let closed = lastError as? NIOHTTP2Errors.StreamClosed, let reason = refusal(closed) {
-                // RFC 9113 §8.7: the server did not process it, so any method may go again.
-                let error = TransportError.connectionLost("the server refused the stream", closed)
-                exchange.fail(bodyReplayable ? RetryableExchangeError(error, onFreshConnection: false, reason: reason) : error)
-                return
-            }
-            let closed: TransportError
-            if let certificateAlert {
-                // The server judged the client's certificate after the handshake (TLS 1.3): final.
-                exchange.fail(certificateAlert)
-                return
-            } else if let violation = Self.protocolViolation(lastError) {
-                // The connection died of the server's broken HTTP/2: retrying would meet it again.
-                exchange.fail(violation)
-                return
-            } else if kind == .closedBeforeResponse {
-                closed = .connectionLost("the server closed the connection before responding", lastError)
-            } else if let error = lastError as? TransportError {
-                // Our own verdicts (a body of the wrong length, a cancellation) are final.
-                exchange.fail(error)
-                return
-            } else {
-                closed = Self.map(lastError) ?? .connectionLost("the connection failed before the response")
-            }
-            if exchange.mayRetryOnFreshConnection && bodyReplayable
-                && (exchange.head.method.isIdempotent || !exchange.requestBodyHandedOn)
-            {
-                // On HTTP/2 the stream goes again on a new stream: a dead connection is closing and
-                // takes none, a live one serves it (asking for a fresh connection would wait for the
-                // live one to go idle).
-                exchange.fail(RetryableExchangeError(closed, onFreshConnection: !carriesOneExchange))
-                return
-            }
-            error = closed
+            return
         case .closedDuringResponse:
             error = Self.map(lastError) ?? .connectionLost("the server closed the connection during the response")
         case .error:
             error = Self.map(lastError) ?? .connectionLost("the connection failed")
         }
         exchange.fail(error)
+    }
+
+    /// What ended an exchange before any response byte, most telling first, and the error it gets.
+    private func earlyFailureCause(_ kind: ExchangeStateMachine.FailureKind) -> (EarlyExchangeFailure.Cause, TransportError) {
+        if let closed = lastError as? NIOHTTP2Errors.StreamClosed, let reason = refusal(closed) {
+            return (.refusedStream(reason), .connectionLost("the server refused the stream", closed))
+        }
+        if let certificateAlert { return (.certificateRefused, certificateAlert) }
+        if let violation = Self.protocolViolation(lastError) { return (.protocolViolation, violation) }
+        if kind == .closedBeforeResponse {
+            return (.closed, .connectionLost("the server closed the connection before responding", lastError))
+        }
+        if let error = lastError as? TransportError { return (.transportVerdict, error) }
+        return (.carrierError, Self.map(lastError) ?? .connectionLost("the connection failed before the response"))
     }
 
     /// Arms the exchange's timer for whichever comes first: the idle limit after the last activity,

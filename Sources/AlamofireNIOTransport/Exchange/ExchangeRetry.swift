@@ -81,3 +81,60 @@ struct ExchangeRetryBudget: Sendable, Equatable {
         return next
     }
 }
+
+/// Whether an exchange that failed before any response byte goes again: what the exchange knows
+/// of the failure and of its request, and the rule, as a value.
+///
+/// A stream the server refused goes again whatever its method, when its body can be sent again. A
+/// carrier that closed or failed goes again only when it was a reused connection (it may have been
+/// closing as the request went), the body can be sent again, and either the method is idempotent
+/// or no body byte was handed on. The server's refusal of the client's certificate, its broken
+/// HTTP/2 and the transport's own verdicts (a body of the wrong length, a cancellation) are final.
+struct EarlyExchangeFailure: Equatable {
+    /// What ended the exchange, most telling first (as ``ExchangeHandler`` classifies it).
+    enum Cause: Equatable {
+        /// RST_STREAM REFUSED_STREAM, or a stream above a GOAWAY's last stream id.
+        case refusedStream(RetryableExchangeError.Reason)
+        /// A TLS alert refusing the client's certificate after the handshake (TLS 1.3).
+        case certificateRefused
+        /// The server broke HTTP/2.
+        case protocolViolation
+        /// The carrier closed before responding.
+        case closed
+        /// The transport's own verdict.
+        case transportVerdict
+        /// Any other error of the carrier.
+        case carrierError
+    }
+
+    enum Verdict: Equatable {
+        case fail
+        case retry(RetryableExchangeError.Reason, onFreshConnection: Bool)
+    }
+
+    var cause: Cause
+    /// Whether the request body can be sent again: none, bytes, a file, a replayable stream, or a
+    /// stream whose producer never ran (one that ran may have read bytes it never sent).
+    var bodyIsReplayable: Bool
+    /// Whether the carrier was a reused connection (``ActiveExchange/mayRetryOnFreshConnection``).
+    var onReusedConnection: Bool
+    var methodIsIdempotent: Bool
+    /// Whether any body byte was handed to the channel (some may have reached the server).
+    var bodyHandedOn: Bool
+    /// Whether the carrier is an HTTP/2 stream: the retry then goes on a new stream, not a fresh
+    /// connection (a dead connection takes no stream, a live one serves it).
+    var carriesOneExchange: Bool
+
+    var verdict: Verdict {
+        switch cause {
+        case .refusedStream(let reason):
+            // RFC 9113 §8.7: the server did not process it, so any method may go again.
+            return bodyIsReplayable ? .retry(reason, onFreshConnection: false) : .fail
+        case .certificateRefused, .protocolViolation, .transportVerdict:
+            return .fail
+        case .closed, .carrierError:
+            guard onReusedConnection, bodyIsReplayable, methodIsIdempotent || !bodyHandedOn else { return .fail }
+            return .retry(.staleConnection, onFreshConnection: !carriesOneExchange)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Testing
+
+@testable import AlamofireNIOTransport
+
+/// ``EarlyExchangeFailure`` as a value: which failures before any response byte go again, and how.
+@Suite struct EarlyExchangeFailureTests {
+    /// A GET on a reused HTTP/1.1 connection with no body: everything allows a retry.
+    static func failure(
+        _ cause: EarlyExchangeFailure.Cause, replayable: Bool = true, reused: Bool = true, idempotent: Bool = true,
+        handedOn: Bool = false, http2: Bool = false
+    ) -> EarlyExchangeFailure {
+        EarlyExchangeFailure(
+            cause: cause, bodyIsReplayable: replayable, onReusedConnection: reused, methodIsIdempotent: idempotent,
+            bodyHandedOn: handedOn, carriesOneExchange: http2)
+    }
+
+    @Test func aClosedReusedConnectionGoesAgainOnAFreshOneOverHTTP1AndANewStreamOverHTTP2() {
+        #expect(Self.failure(.closed).verdict == .retry(.staleConnection, onFreshConnection: true))
+        #expect(Self.failure(.carrierError).verdict == .retry(.staleConnection, onFreshConnection: true))
+        #expect(Self.failure(.closed, http2: true).verdict == .retry(.staleConnection, onFreshConnection: false))
+    }
+
+    @Test func aNewConnectionsFailureOrABodyThatCannotBeSentAgainIsFinal() {
+        #expect(Self.failure(.closed, reused: false).verdict == .fail)
+        #expect(Self.failure(.closed, replayable: false).verdict == .fail)
+        #expect(Self.failure(.carrierError, replayable: false).verdict == .fail)
+    }
+
+    /// A POST whose body bytes may have reached the server is not sent twice; one that sent none is.
+    @Test func aMethodThatIsNotIdempotentGoesAgainOnlyIfNoBodyByteWasHandedOn() {
+        #expect(Self.failure(.closed, idempotent: false, handedOn: true).verdict == .fail)
+        #expect(Self.failure(.closed, idempotent: false, handedOn: false).verdict == .retry(.staleConnection, onFreshConnection: true))
+        #expect(Self.failure(.closed, idempotent: true, handedOn: true).verdict == .retry(.staleConnection, onFreshConnection: true))
+    }
+
+    /// The server did not process a refused stream: it goes again on the same connection's next
+    /// stream whatever its method and even on a new connection, unless its body cannot be sent again.
+    @Test func aRefusedStreamGoesAgainWhateverItsMethodUnlessItsBodyIsSpent() {
+        let refused = EarlyExchangeFailure.Cause.refusedStream(.refusedStream)
+        #expect(
+            Self.failure(refused, reused: false, idempotent: false, handedOn: true).verdict
+                == .retry(.refusedStream, onFreshConnection: false))
+        let aboveGoAway = EarlyExchangeFailure.Cause.refusedStream(.unprocessed(connectionAnswered: true))
+        #expect(Self.failure(aboveGoAway, http2: true).verdict == .retry(.unprocessed(connectionAnswered: true), onFreshConnection: false))
+        #expect(Self.failure(refused, replayable: false).verdict == .fail)
+    }
+
+    @Test func aRefusedCertificateABrokenProtocolAndTheTransportsOwnVerdictAreFinal() {
+        for cause in [EarlyExchangeFailure.Cause.certificateRefused, .protocolViolation, .transportVerdict] {
+            #expect(Self.failure(cause).verdict == .fail)
+        }
+    }
+}
