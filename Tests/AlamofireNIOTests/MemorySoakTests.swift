@@ -5,8 +5,12 @@ import Testing
 /// Many small requests through a `Session` in a process of its own (`alamofire-probe`): resident
 /// memory after the warm-up must not grow with the number of requests. A transport that left one
 /// promise pending per exchange kept about 230 bytes per request, which shows here as megabytes.
-@Suite(.serialized) struct MemorySoakTests {
+/// Each test's child process measures itself alone, so the tests run side by side.
+@Suite struct MemorySoakTests {
     static let requests = 25_000
+    /// Over HTTP/2 (twice as slow per request in a debug build), fewer: a leak of 200 bytes per
+    /// exchange still shows (checked: 2,976 kB of growth over the 10,000 measured).
+    static let requestsOverHTTP2 = 12_500
     /// Growth allowed over the four fifths measured: well under the 4 MB that 200 bytes per request
     /// would add, well over what allocator noise moves.
     static let allowedGrowthKilobytes = 1_500
@@ -26,7 +30,7 @@ import Testing
             try Data(try #require(server.certificates).certificateAuthority.certificateDER).write(to: authority)
             defer { try? FileManager.default.removeItem(at: authority) }
             let url = try #require(server.tlsURL(.valid, "/bytes/64"))
-            let report = try await runProbe("soak-tls", url.absoluteString, authority.path, String(Self.requests))
+            let report = try await runProbe("soak-tls", url.absoluteString, authority.path, String(Self.requestsOverHTTP2))
             try Self.expectFlat(report, overHTTP2: true)
         }
     }
@@ -34,7 +38,7 @@ import Testing
     /// Checks a soak's report: every request succeeded and memory stayed flat after the warm-up.
     static func expectFlat(_ report: [String: String], overHTTP2: Bool) throws {
         #expect(report["exit"] == "0")
-        #expect(report["requests"] == String(Self.requests))
+        #expect(report["requests"] == String(overHTTP2 ? Self.requestsOverHTTP2 : Self.requests))
         #expect(report["failures"] == "0")
         #expect(report["protocol"] == (overHTTP2 ? "h2" : "http/1.1"))
         let warm = try #require(report["rss_kb_warm"].flatMap(Int.init))
