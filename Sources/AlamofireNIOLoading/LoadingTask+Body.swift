@@ -75,7 +75,7 @@ extension LoadingTask {
                     }
                     let response = state.withLock { $0.response }
                     let transaction = try await transaction(of: streamed, request: request, response: response)
-                    state.withLock { $0.transactions.append(transaction) }
+                    state.withLock { $0.log.record(transaction) }
                     finishBody(offering: copy)
                 } catch {
                     exchangeFailed(LoadingSession.urlError(error, url: url))
@@ -108,7 +108,7 @@ extension LoadingTask {
                     if let (streamed, request) = pending {
                         try await DownloadFile.write(streamed.body, to: plan.file, at: plan.offset, written: written)
                         let transaction = try await transaction(of: streamed, request: request, response: response)
-                        state.withLock { $0.transactions.append(transaction) }
+                        state.withLock { $0.log.record(transaction) }
                     } else if let local {
                         try await DownloadFile.write(local, to: plan.file)
                     }
@@ -151,7 +151,7 @@ extension LoadingTask {
         let work = Task {
             do {
                 let loaded = try await LocalResource.load(url, maximumSize: session.maximumBodySize)
-                let started = state.withLock { $0.hopStarted }
+                let started = state.withLock { $0.log.exchangeStart }
                 let response = ReceivedResponse(loaded.response)
                 let transaction = TransactionMetrics(
                     request: request, response: response, fetchStart: started, end: Date(), fetchType: .unknown)
@@ -160,7 +160,7 @@ extension LoadingTask {
                 didReceiveBody(totalBytes: length, expected: length)
                 decide(response, Verdict()) { state in
                     state.collectedBody = loaded.body
-                    state.transactions.append(transaction)
+                    state.log.record(transaction)
                 }
             } catch {
                 exchangeFailed(LoadingSession.urlError(error, url: url))
@@ -176,7 +176,7 @@ extension LoadingTask {
             onData: { [weak self] total in self?.didReceiveBody(totalBytes: total, expected: nil) },
             onEnd: { [weak self] outcome in
                 guard let self else { return }
-                let started = self.state.withLock { $0.hopStarted }
+                let started = self.state.withLock { $0.log.exchangeStart }
                 func transaction(_ response: ReceivedResponse) -> TransactionMetrics {
                     TransactionMetrics(request: request, response: response, fetchStart: started, end: Date(), fetchType: .unknown)
                 }
@@ -185,12 +185,12 @@ extension LoadingTask {
                     let response = ReceivedResponse(loaded)
                     self.decide(response, Verdict()) { state in
                         state.collectedBody = ByteBuffer(bytes: data)
-                        state.transactions.append(transaction(response))
+                        state.log.record(transaction(response))
                         state.isExemptFromCache = true
                     }
                 case .redirected(let redirect, let next):
                     let response = ReceivedResponse(redirect)
-                    self.decide(response, Verdict(verdict: .redirect, proposed: next)) { $0.transactions.append(transaction(response)) }
+                    self.decide(response, Verdict(verdict: .redirect, proposed: next)) { $0.log.record(transaction(response)) }
                 case .failed(let error):
                     self.exchangeFailed(error)
                 }

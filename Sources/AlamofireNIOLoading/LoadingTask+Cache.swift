@@ -48,9 +48,9 @@ extension LoadingTask {
         perform(
             state.withLock { state in
                 state.collectedBody = ByteBuffer(bytes: entry.data)
-                state.transactions.append(transaction)
+                state.log.record(transaction)
                 state.response = response
-                state.hopResponse = response
+                state.log.responseArrived(response)
                 state.isExemptFromCache = true
                 state.proposedRequest = session.redirectPolicy.nextRequest(after: originalRequest, response: response)
                 return state.machine.cacheHit(redirect: state.proposedRequest != nil)

@@ -93,7 +93,7 @@ extension LoadingTask {
         let action = state.withLock { state in
             keep(&state)
             state.response = response
-            state.hopResponse = response
+            state.log.responseArrived(response)
             state.responseReceived = session.cachePolicy.now()
             state.proposedRequest = verdict.proposed
             state.challenge = verdict.challenge

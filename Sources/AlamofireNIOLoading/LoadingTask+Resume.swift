@@ -40,7 +40,7 @@ extension LoadingTask {
     /// sent again without a range.
     func askAgainWithoutRange(recording transaction: TransactionMetrics) {
         let (action, file) = state.withLock { state in
-            state.transactions.append(transaction)
+            state.log.record(transaction)
             return (state.machine.restartRequested(), state.download.rangeRefused())
         }
         if let file { try? FileManager.default.removeItem(at: file) }

@@ -50,7 +50,7 @@ extension LoadingTask {
                 }
                 decide(outcome.response, outcome.verdict) { state in
                     state.webSocket = socket
-                    state.transactions.append(transaction)
+                    state.log.record(transaction)
                 }
             } catch {
                 exchangeFailed(LoadingSession.urlError(error, url: url))

@@ -88,19 +88,12 @@ package final class LoadingTask: Sendable {
         /// A streamed final response whose body is still to be written to a file, with the request
         /// it answers.
         var streamedResponse: (response: TransportResponse, request: URLRequest)?
-        var transactions: [TransactionMetrics] = [] {
-            didSet { hopRecorded = true }
-        }
-        /// Whether the exchange under way has its transaction yet; one that ends early gets one
-        /// when the task completes.
-        var hopRecorded = true
+        /// The transactions, and the exchange under way until it has its own.
+        var log = TransactionLog()
         var error: URLError?
         /// The piece of work the task is waiting on (an exchange, or a body being written), and how
         /// to stop it.
         var work = CurrentWork()
-        /// When the exchange under way started and the response it got, for the metrics of one that fails.
-        var hopStarted = Date()
-        var hopResponse: ReceivedResponse?
         /// When the exchange under way was sent and the final response arrived, by the cache
         /// policy's clock, for its age arithmetic.
         var requestSent = Date()
@@ -125,14 +118,9 @@ package final class LoadingTask: Sendable {
         /// What waiting for connectivity needs, in a session that waits (untouched otherwise).
         var connectivity = ConnectivityWait()
 
-        /// An exchange that failed or was cancelled still counts, with its response if one came, as
-        /// URLSession reports a refused connection or a cancelled download: its transaction, once.
-        mutating func recordUnfinishedHop() {
-            guard !hopRecorded else { return }
-            transactions.append(
-                TransactionMetrics(
-                    request: currentRequest, response: hopResponse, fetchStart: hopStarted, end: hopResponse.map { _ in Date() },
-                    fetchType: .networkLoad))
+        /// An exchange that failed or was cancelled still counts (see ``TransactionLog``).
+        mutating func recordUnfinishedExchange() {
+            log.recordUnfinishedExchange(request: currentRequest, now: Date())
         }
 
         struct ConnectivityWait {
@@ -301,10 +289,8 @@ package final class LoadingTask: Sendable {
             state.bytesSent = 0
             state.bytesReceived = 0
             state.bytesExpectedToReceive = -1
-            state.hopStarted = Date()
+            state.log.exchangeStarted(at: Date())
             state.requestSent = session.cachePolicy.now()
-            state.hopResponse = nil
-            state.hopRecorded = false
             let generation = state.work.start()
             return (
                 state.currentRequest, state.body, generation, authorization,
@@ -373,7 +359,7 @@ package final class LoadingTask: Sendable {
                     } then: { outcome in
                         self.decide(outcome.response, outcome.verdict) { state in
                             state.collectedBody = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? collected.body
-                            state.transactions.append(transaction)
+                            state.log.record(transaction)
                         }
                     }
                 case .failure(let error):
@@ -408,7 +394,7 @@ package final class LoadingTask: Sendable {
                     let transaction = try await self.transaction(of: streamed, request: request, response: wire)
                     self.decide(outcome.response, outcome.verdict) { state in
                         if let stored = outcome.storedBody { state.collectedBody = ByteBuffer(bytes: stored) }
-                        state.transactions.append(transaction)
+                        state.log.record(transaction)
                     }
                 } catch {
                     self.exchangeFailed(LoadingSession.urlError(error, url: url), fromNetwork: true)
@@ -449,7 +435,7 @@ package final class LoadingTask: Sendable {
         perform(
             state.withLock { state in
                 if offline, case .exchanging = state.machine.state, !state.machine.isCancelled {
-                    state.recordUnfinishedHop()
+                    state.recordUnfinishedExchange()
                     return state.machine.exchangeFoundNoRoute()
                 }
                 if state.error == nil { state.error = error }
@@ -523,8 +509,8 @@ package final class LoadingTask: Sendable {
             state.collectedBody = nil
             state.connectivity.timer?.cancel()
             state.connectivity.timer = nil
-            state.recordUnfinishedHop()
-            return (state.currentRequest.url, state.transactions, state.error, state.machine.redirects)
+            state.recordUnfinishedExchange()
+            return (state.currentRequest.url, state.log.transactions, state.error, state.machine.redirects)
         }
         let url = currentURL ?? originalRequest.url ?? URL(fileURLWithPath: "/")
         let error: URLError?
