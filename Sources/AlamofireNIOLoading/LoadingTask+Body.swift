@@ -12,24 +12,12 @@ import FoundationNetworking
 /// to a file), and the loads that need no exchange (`file:`/`data:` URLs, URL protocols).
 extension LoadingTask {
     func didSendBody(totalBytesSent: Int64, expected: Int64?) {
-        let delta = state.withLock { state in
-            defer {
-                state.bytesSent = totalBytesSent
-                state.bytesExpectedToSend = expected ?? 0
-            }
-            return totalBytesSent - state.bytesSent
-        }
+        let delta = state.withLock { $0.counts.sent(total: totalBytesSent, expected: expected) }
         delegate.loadingTask(self, didSendBodyData: delta, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: expected)
     }
 
     func didReceiveBody(totalBytes: Int64, expected: Int64?) {
-        let delta = state.withLock { state in
-            defer {
-                state.bytesReceived = totalBytes
-                if let expected { state.bytesExpectedToReceive = expected }
-            }
-            return totalBytes - state.bytesReceived
-        }
+        let delta = state.withLock { $0.counts.received(total: totalBytes, expected: expected) }
         delegate.loadingTask(self, didReceiveBodyBytes: delta, totalBytesReceived: totalBytes, totalBytesExpected: expected)
     }
 
@@ -156,7 +144,6 @@ extension LoadingTask {
                 let transaction = TransactionMetrics(
                     request: request, response: response, fetchStart: started, end: Date(), fetchType: .unknown)
                 let length = Int64(loaded.body.readableBytes)
-                state.withLock { $0.bytesExpectedToReceive = length }
                 didReceiveBody(totalBytes: length, expected: length)
                 decide(response, Verdict()) { state in
                     state.collectedBody = loaded.body

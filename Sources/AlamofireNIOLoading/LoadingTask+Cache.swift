@@ -40,7 +40,6 @@ extension LoadingTask {
     private func serve(_ entry: CachedURLResponse) {
         let now = Date()
         let length = Int64(entry.data.count)
-        state.withLock { $0.bytesExpectedToReceive = length }
         didReceiveBody(totalBytes: length, expected: length)
         let response = ReceivedResponse(entry.response)
         let transaction = TransactionMetrics(

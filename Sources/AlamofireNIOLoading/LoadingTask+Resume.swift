@@ -58,7 +58,7 @@ extension LoadingTask {
             let plan = state.download.plan(
                 for: http, streamed: streamed, restoredUserFile: restored, request: state.currentRequest,
                 newFile: { DownloadFile.temporaryURL(in: directory) })
-            state.bytesReceived = plan.offset ?? 0
+            state.counts.resumed(at: plan.offset ?? 0)
             return plan
         }
     }

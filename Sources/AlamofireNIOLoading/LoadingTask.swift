@@ -103,10 +103,7 @@ package final class LoadingTask: Sendable {
         /// Whether the response is not offered to the cache: it came from there (stored, or
         /// confirmed by a 304), or from a URL protocol.
         var isExemptFromCache = false
-        var bytesSent: Int64 = 0
-        var bytesExpectedToSend: Int64 = 0
-        var bytesReceived: Int64 = 0
-        var bytesExpectedToReceive: Int64 = -1
+        var counts = TransferCounts()
         /// Which file the download writes and owns, and what resume data for it would say.
         var download = DownloadFileState()
         /// Hears the resumption a cancel produced.
@@ -144,9 +141,9 @@ package final class LoadingTask: Sendable {
                 default: machine.isSuspended ? .suspended : .running
                 }
             return Snapshot(
-                status: status, currentRequest: currentRequest, receivedResponse: response, error: error, countOfBytesSent: bytesSent,
-                countOfBytesExpectedToSend: bytesExpectedToSend, countOfBytesReceived: bytesReceived,
-                countOfBytesExpectedToReceive: bytesExpectedToReceive)
+                status: status, currentRequest: currentRequest, receivedResponse: response, error: error, countOfBytesSent: counts.sent,
+                countOfBytesExpectedToSend: counts.expectedToSend, countOfBytesReceived: counts.received,
+                countOfBytesExpectedToReceive: counts.expectedToReceive)
         }
     }
 
@@ -286,9 +283,7 @@ package final class LoadingTask: Sendable {
             let authorization = state.answers.exchangeStarted()
             state.isExemptFromCache = false
             state.collectedBody = nil
-            state.bytesSent = 0
-            state.bytesReceived = 0
-            state.bytesExpectedToReceive = -1
+            state.counts.exchangeStarted()
             state.log.exchangeStarted(at: Date())
             state.requestSent = session.cachePolicy.now()
             let generation = state.work.start()
