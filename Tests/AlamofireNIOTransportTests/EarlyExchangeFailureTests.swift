@@ -1,3 +1,6 @@
+import Foundation
+import NIOCore
+import NIOHTTP2
 import Testing
 
 @testable import AlamofireNIOTransport
@@ -49,5 +52,34 @@ import Testing
         for cause in [EarlyExchangeFailure.Cause.certificateRefused, .protocolViolation, .transportVerdict] {
             #expect(Self.failure(cause).verdict == .fail)
         }
+    }
+
+    /// ``ExchangeHandler/earlyFailureCause(_:lastError:refusal:certificateAlert:)`` takes the most
+    /// telling cause: a refusal over a certificate alert, which is over a broken protocol; a close
+    /// before the response over the transport's own verdict, which is over any other error.
+    @Test func theHandlerClassifiesTheMostTellingCauseFirst() {
+        let streamClosed = NIOHTTP2Errors.streamClosed(streamID: 1, errorCode: .refusedStream)
+        let alert = TransportError(.clientCertificateRejected, "the server refused the client's certificate")
+        let classify = {
+            (kind: ExchangeStateMachine.FailureKind, error: (any Error)?, refusal: RetryableExchangeError.Reason?, alert: TransportError?)
+            in
+            ExchangeHandler.earlyFailureCause(kind, lastError: error, refusal: refusal, certificateAlert: alert).0
+        }
+        #expect(classify(.errorBeforeResponse, streamClosed, .refusedStream, alert) == .refusedStream(.refusedStream))
+        // Without a refusal a closed stream is not one.
+        #expect(classify(.closedBeforeResponse, streamClosed, nil, nil) == .closed)
+        #expect(classify(.errorBeforeResponse, NIOHTTP2Errors.unableToParseFrame(), nil, alert) == .certificateRefused)
+        #expect(classify(.errorBeforeResponse, NIOHTTP2Errors.unableToParseFrame(), nil, nil) == .protocolViolation)
+        let verdict = TransportError.badResponse("the body was longer than its Content-Length")
+        #expect(classify(.closedBeforeResponse, verdict, nil, nil) == .closed)
+        #expect(classify(.errorBeforeResponse, verdict, nil, nil) == .transportVerdict)
+        #expect(classify(.errorBeforeResponse, ChannelError.ioOnClosedChannel, nil, nil) == .carrierError)
+    }
+
+    /// A carrier's error, like its close, goes again only on a reused connection, and a body handed
+    /// on of a method that is not idempotent is not sent twice.
+    @Test func aCarrierErrorFollowsTheRulesOfAClose() {
+        #expect(Self.failure(.carrierError, reused: false).verdict == .fail)
+        #expect(Self.failure(.carrierError, idempotent: false, handedOn: true).verdict == .fail)
     }
 }

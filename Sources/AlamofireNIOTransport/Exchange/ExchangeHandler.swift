@@ -435,15 +435,17 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .timedOut:
             error = .timedOut("waiting for the server (no data for the idle interval)")
         case .closedBeforeResponse, .errorBeforeResponse:
-            let (cause, error) = earlyFailureCause(kind)
+            let refused = (lastError as? NIOHTTP2Errors.StreamClosed).flatMap(refusal)
+            let (cause, failureError) = Self.earlyFailureCause(
+                kind, lastError: lastError, refusal: refused, certificateAlert: certificateAlert)
             let failure = EarlyExchangeFailure(
                 cause: cause, bodyIsReplayable: exchange.bodyIsReplayable, onReusedConnection: exchange.mayRetryOnFreshConnection,
                 methodIsIdempotent: exchange.head.method.isIdempotent, bodyHandedOn: exchange.requestBodyHandedOn,
                 carriesOneExchange: carriesOneExchange)
             switch failure.verdict {
-            case .fail: exchange.fail(error)
+            case .fail: exchange.fail(failureError)
             case .retry(let reason, let onFreshConnection):
-                exchange.fail(RetryableExchangeError(error, onFreshConnection: onFreshConnection, reason: reason))
+                exchange.fail(RetryableExchangeError(failureError, onFreshConnection: onFreshConnection, reason: reason))
             }
             return
         case .closedDuringResponse:
@@ -454,10 +456,16 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         exchange.fail(error)
     }
 
-    /// What ended an exchange before any response byte, most telling first, and the error it gets.
-    private func earlyFailureCause(_ kind: ExchangeStateMachine.FailureKind) -> (EarlyExchangeFailure.Cause, TransportError) {
-        if let closed = lastError as? NIOHTTP2Errors.StreamClosed, let reason = refusal(closed) {
-            return (.refusedStream(reason), .connectionLost("the server refused the stream", closed))
+    /// What ended an exchange before any response byte, most telling first, and the error it gets:
+    /// the server's refusal of the stream (`refusal`, for a `lastError` that closed it), its TLS
+    /// alert refusing the client's certificate, its broken HTTP/2, the carrier's close, the
+    /// transport's own verdict, any other error.
+    static func earlyFailureCause(
+        _ kind: ExchangeStateMachine.FailureKind, lastError: (any Error)?, refusal: RetryableExchangeError.Reason?,
+        certificateAlert: TransportError?
+    ) -> (EarlyExchangeFailure.Cause, TransportError) {
+        if let refusal, let closed = lastError as? NIOHTTP2Errors.StreamClosed {
+            return (.refusedStream(refusal), .connectionLost("the server refused the stream", closed))
         }
         if let certificateAlert { return (.certificateRefused, certificateAlert) }
         if let violation = Self.protocolViolation(lastError) { return (.protocolViolation, violation) }
