@@ -60,9 +60,12 @@ import Testing
     @Test func theHandlerClassifiesTheMostTellingCauseFirst() {
         let streamClosed = NIOHTTP2Errors.streamClosed(streamID: 1, errorCode: .refusedStream)
         let alert = TransportError(.clientCertificateRejected, "the server refused the client's certificate")
-        let classify = {
-            (kind: ExchangeStateMachine.FailureKind, error: (any Error)?, refusal: RetryableExchangeError.Reason?, alert: TransportError?)
-            in
+        typealias Reason = RetryableExchangeError.Reason
+        func classify(
+            _ kind: ExchangeStateMachine.FailureKind, _ error: (any Error)?, _ refusal: Reason?, _ alert: TransportError?
+        )
+            -> EarlyExchangeFailure.Cause
+        {
             ExchangeHandler.earlyFailureCause(kind, lastError: error, refusal: refusal, certificateAlert: alert).0
         }
         #expect(classify(.errorBeforeResponse, streamClosed, .refusedStream, alert) == .refusedStream(.refusedStream))
