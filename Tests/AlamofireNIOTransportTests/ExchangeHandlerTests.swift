@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import TestWaits
 import Testing
 
 @testable import AlamofireNIOTransport
@@ -91,7 +92,7 @@ import Testing
 
         func start(
             _ request: TransportRequest = TransportRequest(url: URL(string: "http://127.0.0.1/x")!), collectingUpTo limit: Int? = nil,
-            tracker: ExchangeTracker? = nil, requestBodyLength: Int64? = 0
+            tracker: ExchangeTracker? = nil, requestBodyLength: Int64? = 0, deadline: NIODeadline? = nil
         ) async throws -> Started {
             let head = HTTPRequestHead(version: .http1_1, method: request.method, uri: "/x", headers: ["Host": "127.0.0.1"])
             let started: Started
@@ -100,13 +101,13 @@ import Testing
                 let delivery = ActiveExchange.Delivery.collecting(on: channel.eventLoop, limit: limit) { collected.completeWith($0) }
                 let exchange = ActiveExchange(
                     request: request, head: head, requestBodyLength: nil, delivery: delivery, metrics: ExchangeMetrics(fetchStart: .now()),
-                    tracker: tracker)
+                    deadline: deadline, tracker: tracker)
                 started = Started(exchange: exchange, response: nil, collected: collected.futureResult)
             } else {
                 let (delivery, response) = ActiveExchange.Delivery.streaming(on: channel.eventLoop)
                 let exchange = ActiveExchange(
                     request: request, head: head, requestBodyLength: requestBodyLength, delivery: delivery,
-                    metrics: ExchangeMetrics(fetchStart: .now()),
+                    metrics: ExchangeMetrics(fetchStart: .now()), deadline: deadline,
                     tracker: tracker)
                 started = Started(exchange: exchange, response: response, collected: nil)
             }
@@ -114,6 +115,17 @@ import Testing
             let exchange = started.exchange
             try await channel.testingEventLoop.executeInContext { box.value.startExchange(exchange) }
             return started
+        }
+
+        /// The error `future` fails with; nil when it succeeds, a ``TimedOut`` when it has not
+        /// completed within 10 s (so that a test waiting for a failure that never comes fails).
+        func failure<Value: Sendable>(of future: EventLoopFuture<Value>) async -> (any Error)? {
+            do {
+                _ = try await withTimeout(seconds: 10) { try await future.get() }
+                return nil
+            } catch {
+                return error
+            }
         }
 
         func respond(_ parts: HTTPClientResponsePart...) async throws {
@@ -163,9 +175,49 @@ import Testing
         await fixture.channel.testingEventLoop.advanceTime(by: .milliseconds(999))
         #expect(fixture.channel.isActive)
         await fixture.channel.testingEventLoop.advanceTime(by: .milliseconds(2))
-        await #expect(throws: TransportError.self) { try await exchange.response!.get() }
+        #expect(await fixture.failure(of: exchange.response!) is TransportError)
         #expect(!fixture.channel.isActive)
         #expect(fixture.delegate.finished == [false])
+    }
+
+    /// Each byte that arrives moves the idle limit on, by the loop's clock.
+    @Test func activityPostponesTheIdleTimeout() async throws {
+        let fixture = try await Fixture()
+        let loop = fixture.channel.testingEventLoop
+        var request = TransportRequest(url: URL(string: "http://127.0.0.1/x")!)
+        request.timeouts.idle = .seconds(1)
+        let exchange = try await fixture.start(request, collectingUpTo: 1 << 20)
+        await loop.advanceTime(by: .milliseconds(900))
+        try await fixture.respond(.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        // The timer set for 1 s finds activity at 0.9 s and waits until 1.9 s.
+        await loop.advanceTime(by: .milliseconds(1_000) - .nanoseconds(1))
+        #expect(fixture.channel.isActive)
+        await loop.advanceTime(by: .nanoseconds(1))
+        let error = await fixture.failure(of: exchange.collected!) as? TransportError
+        #expect(error?.code == .timedOut)
+        #expect(error?.message == "timed out waiting for the server (no data for the idle interval)")
+        #expect(!fixture.channel.isActive)
+    }
+
+    /// The request's total time limit ends an exchange whose server keeps sending, at its instant.
+    @Test func theTotalTimeLimitEndsAnExchangeWhoseServerKeepsSending() async throws {
+        let fixture = try await Fixture()
+        let loop = fixture.channel.testingEventLoop
+        var request = TransportRequest(url: URL(string: "http://127.0.0.1/x")!)
+        request.timeouts.idle = .seconds(10)
+        let exchange = try await fixture.start(request, collectingUpTo: 1 << 20, deadline: loop.now + .seconds(3))
+        try await fixture.respond(.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        for _ in 0..<2 {
+            await loop.advanceTime(by: .seconds(1))
+            try await fixture.respond(.body(ByteBuffer(string: "x")))
+        }
+        await loop.advanceTime(by: .seconds(1) - .nanoseconds(1))
+        #expect(fixture.channel.isActive)
+        await loop.advanceTime(by: .nanoseconds(1))
+        let error = await fixture.failure(of: exchange.collected!) as? TransportError
+        #expect(error?.code == .timedOut)
+        #expect(error?.message == "timed out after the request's total time limit")
+        #expect(!fixture.channel.isActive)
     }
 
     @Test func closeBeforeTheResponseIsRetryableOnlyOnAReusedConnection() async throws {
@@ -274,7 +326,7 @@ import Testing
             TransportRequest(method: .POST, url: URL(string: "http://127.0.0.1/x")!, body: .file(file)), requestBodyLength: 1 << 20)
         #expect(try await Self.first(of: holder.regionsHeld.stream, within: .seconds(5)) == 1)
         try await fixture.channel.close()
-        let error = await #expect(throws: TransportError.self) { try await post.response!.get() }
+        let error = await fixture.failure(of: post.response!) as? TransportError
         #expect(error?.code == .networkConnectionLost)
     }
 
