@@ -457,16 +457,14 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// What ended an exchange before any response byte, most telling first, and the error it gets:
-    /// the server's refusal of the stream (`refusal`, for a `lastError` that closed it), its TLS
-    /// alert refusing the client's certificate, its broken HTTP/2, the carrier's close, the
-    /// transport's own verdict, any other error.
+    /// the server's refusal of the stream (`refusal`, given when `lastError` is the stream's close
+    /// that says so), its TLS alert refusing the client's certificate, its broken HTTP/2, the
+    /// carrier's close, the transport's own verdict, any other error.
     static func earlyFailureCause(
         _ kind: ExchangeStateMachine.FailureKind, lastError: (any Error)?, refusal: RetryableExchangeError.Reason?,
         certificateAlert: TransportError?
     ) -> (EarlyExchangeFailure.Cause, TransportError) {
-        if let refusal, let closed = lastError as? NIOHTTP2Errors.StreamClosed {
-            return (.refusedStream(refusal), .connectionLost("the server refused the stream", closed))
-        }
+        if let refusal { return (.refusedStream(refusal), .connectionLost("the server refused the stream", lastError)) }
         if let certificateAlert { return (.certificateRefused, certificateAlert) }
         if let violation = Self.protocolViolation(lastError) { return (.protocolViolation, violation) }
         if kind == .closedBeforeResponse {
