@@ -21,4 +21,22 @@ import Testing
         }
         #expect(RequestHeadValidation.isFieldValue("Zoë"))
     }
+
+    /// Values are read eight bytes at a time: every byte class at every offset of a word, and in the
+    /// tail after the last whole word, is judged as alone.
+    @Test func fieldValuesAreJudgedTheSameAtEveryOffset() {
+        let filler = Array("abcdefghijklmnopqrstuvw".utf8)
+        for byte in UInt8(0)...UInt8(255) {
+            let allowed = byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
+            for offset in 0..<filler.count {
+                var bytes = filler
+                bytes[offset] = byte
+                // A byte above 0x7F alone is not UTF-8: it becomes U+FFFD's three bytes, as allowed.
+                let text = String(decoding: bytes, as: UTF8.self)
+                #expect(RequestHeadValidation.isFieldValue(text) == allowed, "byte \(byte) at \(offset)")
+            }
+        }
+        #expect(RequestHeadValidation.isFieldValue(String(repeating: "\t", count: 17)))
+        #expect(RequestHeadValidation.isFieldValue(""))
+    }
 }
