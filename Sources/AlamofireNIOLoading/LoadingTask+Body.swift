@@ -63,8 +63,11 @@ extension LoadingTask {
                     }
                     let response = state.withLock { $0.response }
                     let transaction = try await transaction(of: streamed, request: request, response: response)
-                    state.withLock { $0.log.record(transaction) }
-                    finishBody(offering: copy)
+                    let offer = state.withLock { state in
+                        state.log.record(transaction)
+                        return state.cacheOffer
+                    }
+                    finishBody(offering: copy, offer)
                 } catch {
                     exchangeFailed(LoadingSession.urlError(error, url: url))
                 }
@@ -123,14 +126,15 @@ extension LoadingTask {
     }
 
     /// Hands over a body already in memory (collected, local, or a declined redirect's: none).
+    /// The body is taken with what offering it to the cache needs, in one step.
     func receiveCollectedBody() {
-        let body = state.withLock { state in
+        let (body, offer) = state.withLock { state in
             defer { state.collectedBody = nil }
-            return state.collectedBody
+            return (state.collectedBody, state.cacheOffer)
         }
         let data = body?.readableData ?? Data()
         if !data.isEmpty { delegate.loadingTask(self, didReceive: data) }
-        finishBody(offering: data)
+        finishBody(offering: data, offer)
     }
 
     /// Reads a `file:` or `data:` URL: one transaction, no policy (no cookies, redirects or

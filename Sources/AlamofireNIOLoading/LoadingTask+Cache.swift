@@ -86,16 +86,13 @@ extension LoadingTask {
     /// handler: the proposal is cached as it is) has the entry stored on the thread that asked it,
     /// without a second hop; so the task completes only once the delegate's method has returned (a
     /// delegate override that answers and then waits for the response would wait for ever).
-    func finishBody(offering body: Data?) {
-        let offer = state.withLock { state -> (URLRequest, ReceivedResponse, Date, Date, NIOHTTP1.HTTPHeaders)? in
-            guard !state.isExemptFromCache, let response = state.response else { return nil }
-            return (state.currentRequest, response, state.requestSent, state.responseReceived, state.sentHeaders)
-        }
-        guard let body, let (request, response, requestTime, responseTime, sentHeaders) = offer,
+    func finishBody(offering body: Data?, _ offer: CacheOffer?) {
+        guard let body, let offer,
             let proposal = session.cachePolicy.proposal(
-                for: request, response: response, body: body, requestTime: requestTime, responseTime: responseTime,
-                headerValue: { sentHeaders.first(name: $0) })
+                for: offer.request, response: offer.response, body: body, requestTime: offer.requestSent,
+                responseTime: offer.responseReceived, headerValue: { offer.sentHeaders.first(name: $0) })
         else { return perform(state.withLock { $0.machine.bodyReceived() }) }
+        let request = offer.request
         let storeThenComplete: @Sendable (CachedURLResponse?) -> Void = { accepted in
             if let accepted { self.session.cachePolicy.store(accepted, proposed: proposal, for: request) }
             self.perform(self.state.withLock { $0.machine.bodyReceived() })
@@ -108,6 +105,29 @@ extension LoadingTask {
             }
             if let accepted = answer.stopAsking() { storeThenComplete(accepted) }
         }
+    }
+}
+
+/// What offering a task's final response to the cache needs besides its body, read from the task's
+/// state in the step that takes the body.
+struct CacheOffer: Sendable {
+    var request: URLRequest
+    var response: ReceivedResponse
+    /// When the request was sent and the response arrived, by the cache policy's clock.
+    var requestSent: Date
+    var responseReceived: Date
+    /// The headers the exchange sent, for the response's `Vary`.
+    var sentHeaders: NIOHTTP1.HTTPHeaders
+}
+
+extension LoadingTask.State {
+    /// What offering the final response to the cache needs; nil when it is not offered (it came
+    /// from the cache or a URL protocol, or there is none).
+    var cacheOffer: CacheOffer? {
+        guard !isExemptFromCache, let response else { return nil }
+        return CacheOffer(
+            request: currentRequest, response: response, requestSent: requestSent, responseReceived: responseReceived,
+            sentHeaders: sentHeaders)
     }
 }
 

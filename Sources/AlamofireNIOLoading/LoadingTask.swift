@@ -489,15 +489,28 @@ package final class LoadingTask: Sendable {
 
     // MARK: Completion
 
+    /// The error a task completes with: nil on success, else URLSession's for `failure` (the
+    /// exchange's own for a failed exchange). A download that can be continued carries its resume
+    /// data in it, as URLSession's does.
+    private static func error(
+        _ failure: LoadingTaskStateMachine.Failure?, exchangeError: URLError?, url: URL?, resumption: DownloadResumption?
+    ) -> URLError? {
+        let url = url ?? URL(fileURLWithPath: "/")
+        let error: URLError
+        switch failure {
+        case nil: return nil
+        case .cancelled: error = TransportError(.cancelled, "the request was cancelled").urlError(for: url)
+        case .tooManyRedirects: error = URLError(.httpTooManyRedirects, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        case .bodyStreamExhausted: error = URLError(.requestBodyStreamExhausted, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        case .resourceUnavailable: error = URLError(.resourceUnavailable, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        case .exchangeFailed: error = exchangeError ?? URLError(.unknown, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        }
+        return resumption.map { URLError(error.code, userInfo: error.userInfo.merging([resumeDataKey: $0.encoded()]) { $1 }) } ?? error
+    }
+
     private func complete(_ failure: LoadingTaskStateMachine.Failure?) {
         let (resumption, resumeDataHandler) = settleDownloadFile(failure)
-        // A WebSocket left open (the task cancelled, or its response refused, before its messages
-        // were read) is closed now.
-        state.withLock { state in
-            defer { state.webSocket = nil }
-            return state.webSocket
-        }?.cancel()
-        let (currentURL, transactions, exchangeError, redirects) = state.withLock { state in
+        let (finalError, webSocket, transactions, redirects) = state.withLock { state in
             // Nothing more will run: drop what the task held, a body not read included.
             state.work.end()
             state.streamedResponse = nil
@@ -505,23 +518,14 @@ package final class LoadingTask: Sendable {
             state.connectivity.timer?.cancel()
             state.connectivity.timer = nil
             state.recordUnfinishedExchange()
-            return (state.currentRequest.url, state.log.transactions, state.error, state.machine.redirects)
+            defer { state.webSocket = nil }
+            state.error = Self.error(
+                failure, exchangeError: state.error, url: state.currentRequest.url ?? originalRequest.url, resumption: resumption)
+            return (state.error, state.webSocket, state.log.transactions, state.machine.redirects)
         }
-        let url = currentURL ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-        let error: URLError?
-        switch failure {
-        case nil: error = nil
-        case .cancelled: error = TransportError(.cancelled, "the request was cancelled").urlError(for: url)
-        case .tooManyRedirects: error = URLError(.httpTooManyRedirects, userInfo: [NSURLErrorFailingURLErrorKey: url])
-        case .bodyStreamExhausted: error = URLError(.requestBodyStreamExhausted, userInfo: [NSURLErrorFailingURLErrorKey: url])
-        case .resourceUnavailable: error = URLError(.resourceUnavailable, userInfo: [NSURLErrorFailingURLErrorKey: url])
-        case .exchangeFailed: error = exchangeError ?? URLError(.unknown, userInfo: [NSURLErrorFailingURLErrorKey: url])
-        }
-        // As URLSession does, the error of a download that can be continued carries its resume data.
-        let finalError = error.map { error in
-            resumption.map { URLError(error.code, userInfo: error.userInfo.merging([Self.resumeDataKey: $0.encoded()]) { $1 }) } ?? error
-        }
-        state.withLock { $0.error = finalError }
+        // A WebSocket left open (the task cancelled, or its response refused, before its messages
+        // were read) is closed now.
+        webSocket?.cancel()
         resumeDataHandler?(resumption)
         let metrics = TaskMetrics(
             transactionMetrics: transactions, taskInterval: DateInterval(start: started, end: max(started, Date())),
