@@ -135,6 +135,14 @@ func callgrindRun(_ callgrind: Callgrind, workload: String, client: String, requ
 func countInstructions(_ callgrind: Callgrind, workload: String, client: String, context: WorkloadContext) throws -> InstructionCount {
     let runs = try CountedRuns(callgrind, workload: workload, client: client, context: context)
     defer { runs.remove() }
+    // `BENCH_KEEP_PROFILE=DIR` keeps both runs' callgrind files there, for `callgrind_annotate --tree=caller`.
+    if let directory = ProcessInfo.processInfo.environment["BENCH_KEEP_PROFILE"] {
+        for run in [runs.small, runs.large] {
+            let kept = URL(fileURLWithPath: directory).appendingPathComponent(run.lastPathComponent)
+            try? FileManager.default.removeItem(at: kept)
+            try FileManager.default.copyItem(at: run, to: kept)
+        }
+    }
     return try runs.perRequest()
 }
 
@@ -172,6 +180,14 @@ struct CountedRuns {
 func printProfile(_ callgrind: Callgrind, workload: String, client: String, context: WorkloadContext, lines: Int = 45) throws {
     let runs = try CountedRuns(callgrind, workload: workload, client: client, context: context)
     defer { runs.remove() }
+    // `BENCH_KEEP_PROFILE=DIR` keeps both runs' callgrind files there, for `callgrind_annotate --tree=caller`.
+    if let directory = ProcessInfo.processInfo.environment["BENCH_KEEP_PROFILE"] {
+        for run in [runs.small, runs.large] {
+            let kept = URL(fileURLWithPath: directory).appendingPathComponent(run.lastPathComponent)
+            try? FileManager.default.removeItem(at: kept)
+            try FileManager.default.copyItem(at: run, to: kept)
+        }
+    }
     let (smallRun, largeRun, extra) = (runs.small, runs.large, runs.extraRequests)
     let count = try runs.perRequest()
     print(
