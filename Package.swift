@@ -297,7 +297,7 @@ let package = Package(
             name: "AlamofireNIOLoadingTests",
             dependencies: [
                 "AlamofireNIOLoading", "AlamofireNIOTransport", httpBinServer, "AFSynchronization",
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

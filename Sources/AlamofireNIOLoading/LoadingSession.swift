@@ -1,7 +1,7 @@
 package import AlamofireNIOTransport
 package import Foundation
 package import Logging
-import NIOCore
+package import NIOCore
 import NIOHTTP1
 import Synchronization
 
@@ -34,6 +34,9 @@ package final class LoadingSession: Sendable {
     /// When the configuration `waitsForConnectivity`, what tells a task that found no route that the
     /// network changed; nil otherwise (a task then fails offline at once).
     package let connectivityMonitor: (any ConnectivityMonitor)?
+    /// Where a task waiting for connectivity arms its resource timer, and whose `now` it counts that
+    /// timeout by: one of the transport's event loops, or a test's hand-turned one.
+    let connectivityClock: any EventLoop
     /// The last task identifier handed out; URLSession numbers its tasks from 1.
     private let lastTaskIdentifier = Atomic<Int>(0)
 
@@ -57,10 +60,12 @@ package final class LoadingSession: Sendable {
     ///   - now: the clock cached responses age by (a test's virtual clock).
     ///   - makeConnectivityMonitor: called once when the configuration `waitsForConnectivity`; nil
     ///     from it (no way to follow the network) makes tasks fail offline at once.
+    ///   - connectivityClock: the event loop whose clock bounds a wait for connectivity (nil: one of
+    ///     the transport's).
     package init(
         transport: HTTPTransport, configuration: URLSessionConfiguration, maximumBodySize: Int = Int(UInt32.max),
         now: @escaping @Sendable () -> Date = { Date() },
-        makeConnectivityMonitor: () -> (any ConnectivityMonitor)? = { nil }
+        makeConnectivityMonitor: () -> (any ConnectivityMonitor)? = { nil }, connectivityClock: (any EventLoop)? = nil
     ) {
         self.transport = transport
         self.maximumBodySize = maximumBodySize
@@ -78,6 +83,7 @@ package final class LoadingSession: Sendable {
         self.protocolClasses = URLProtocolLoad.userClasses(configuration.protocolClasses)
         self.cachePolicy = CachePolicy(cache: configuration.urlCache, requestCachePolicy: configuration.requestCachePolicy, now: now)
         self.connectivityMonitor = ConfigurationExtras.waitsForConnectivity(configuration) ? makeConnectivityMonitor() : nil
+        self.connectivityClock = connectivityClock ?? transport.eventLoopGroup.next()
     }
 
     /// A task for `request`, not started: call ``LoadingTask/resume()``.

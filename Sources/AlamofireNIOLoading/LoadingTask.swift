@@ -194,7 +194,9 @@ package final class LoadingTask: Sendable {
     package func resume() {
         perform(
             state.withLock { state in
-                if state.machine.state == .initialized, session.connectivityMonitor != nil { state.connectivity.resumedAt = .now() }
+                if state.machine.state == .initialized, session.connectivityMonitor != nil {
+                    state.connectivity.resumedAt = session.connectivityClock.now
+                }
                 return state.machine.resume()
             })
     }
@@ -448,14 +450,15 @@ package final class LoadingTask: Sendable {
             return exchangeFailed(URLError(.notConnectedToInternet, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         }
         let limit = LoadingSession.timeAmount(session.resourceTimeout)
+        let clock = session.connectivityClock
         let (after, generation, deadline, needsTimer) = state.withLock { state in
             let wait = state.connectivity
-            return (wait.changesAtExchangeStart, state.work.start(), limit.map { (wait.resumedAt ?? .now()) + $0 }, wait.timer == nil)
+            return (wait.changesAtExchangeStart, state.work.start(), limit.map { (wait.resumedAt ?? clock.now) + $0 }, wait.timer == nil)
         }
         if let deadline {
-            guard deadline > .now() else { return exchangeFailed(timedOut) }
+            guard deadline > clock.now else { return exchangeFailed(timedOut) }
             if needsTimer {
-                let timer = session.transport.eventLoopGroup.next().scheduleTask(deadline: deadline) {
+                let timer = clock.scheduleTask(deadline: deadline) {
                     self.connectivityWaitTimedOut()
                 }
                 state.withLock { $0.connectivity.timer = timer }

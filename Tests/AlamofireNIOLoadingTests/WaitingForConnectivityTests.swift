@@ -2,6 +2,7 @@ import AFSynchronization
 import Foundation
 import HTTPBinServer
 import NIOCore
+import NIOEmbedded
 import Synchronization
 import Testing
 
@@ -93,7 +94,8 @@ import FoundationNetworking
     /// A session that waits for connectivity (or not), whose host names resolve to the loopback only once
     /// `resolves` says so.
     static func session(
-        waits: Bool = true, monitor: ScriptedMonitor, resolves: Resolving, resourceTimeout: TimeInterval = 30
+        waits: Bool = true, monitor: ScriptedMonitor, resolves: Resolving, resourceTimeout: TimeInterval = 30,
+        clock: (any EventLoop)? = nil
     ) -> LoadingSession {
         var transportConfiguration = HTTPTransport.Configuration()
         transportConfiguration.lookup = { _, port in
@@ -105,7 +107,7 @@ import FoundationNetworking
         ConfigurationExtras.set(waits ? 1 : nil, for: .waitsForConnectivity, in: configuration)
         return LoadingSession(
             transport: HTTPTransport(configuration: transportConfiguration), configuration: configuration,
-            makeConnectivityMonitor: { monitor })
+            makeConnectivityMonitor: { monitor }, connectivityClock: clock)
     }
 
     /// Offline, a host name does not resolve: the task waits, hears nothing more when a change leaves it offline
@@ -156,27 +158,34 @@ import FoundationNetworking
         #expect(monitor.waiting == 0)
     }
 
-    /// The resource timeout bounds the wait (counted from the task's resume); a timeout of 0 is no limit, as
-    /// everywhere else.
+    /// The resource timeout bounds the wait, counted from the task's resume, to the instant, on a
+    /// hand-turned clock (a minute of it: on the system clock the completion's 30 s wait would fail);
+    /// a timeout of 0 is no limit, as everywhere else.
     @Test func theResourceTimeoutEndsTheWait() async throws {
+        let clock = NIOAsyncTestingEventLoop()
         let monitor = ScriptedMonitor()
         let delegate = RecordingDelegate()
-        let task = Self.session(monitor: monitor, resolves: Resolving(), resourceTimeout: 0.3)
+        let task = Self.session(monitor: monitor, resolves: Resolving(), resourceTimeout: 60, clock: clock)
             .makeTask(with: URLRequest(url: URL(string: "http://offline.test:1/get")!), delegate: delegate)
         task.resume()
+        try await monitor.untilWaiting()
+        await clock.advanceTime(by: .milliseconds(59_999))
+        #expect(task.snapshot.status == LoadingTask.Status.running)
+        await clock.advanceTime(by: .milliseconds(1))
         #expect(try await delegate.completion()?.code == .timedOut)
         #expect(delegate.events == ["waiting", "metrics 1", "complete -1001"])
         #expect(monitor.waiting == 0)
 
         let unlimited = RecordingDelegate()
-        let waiting = Self.session(monitor: monitor, resolves: Resolving(), resourceTimeout: 0)
+        let waiting = Self.session(monitor: monitor, resolves: Resolving(), resourceTimeout: 0, clock: clock)
             .makeTask(with: URLRequest(url: URL(string: "http://offline.test:1/get")!), delegate: unlimited)
         waiting.resume()
         try await monitor.untilWaiting()
-        try await Task.sleep(for: .milliseconds(50))
+        await clock.advanceTime(by: .hours(24))
         #expect(waiting.snapshot.status == LoadingTask.Status.running)
         waiting.cancel()
         #expect(try await unlimited.completion()?.code == .cancelled)
+        await clock.shutdownGracefully()
     }
 
     /// A user's URLProtocol failing as if offline is its own answer: only the network's failures wait.
