@@ -322,7 +322,7 @@ public final class HTTPTransport: Sendable {
             }
             let exchange = ActiveExchange(
                 request: request, head: head, requestBodyLength: bodyLength, delivery: delivery,
-                metrics: ExchangeMetrics(fetchStart: fetchStart), deadline: deadline, tracker: transport.tracker)
+                metrics: ExchangeMetrics(fetchStart: fetchStart), deadline: deadline, controller: controller, tracker: transport.tracker)
             do {
                 try controller.run(exchange, on: connection)
             } catch {
@@ -493,6 +493,14 @@ final class ExchangeController: Sendable {
             // (an HTTP/1.1 connection is closed unused, an HTTP/2 stream was never opened).
             connection.release()
             throw cancelled
+        }
+    }
+
+    /// The error the exchange was cancelled with (or ended by its total time limit), if it was.
+    var cancellation: TransportError? {
+        state.withLockedValue { state in
+            guard case .cancelled(let error) = state.phase else { return nil }
+            return error
         }
     }
 

@@ -92,16 +92,21 @@ import Testing
             try deliver()
         }
 
-        /// Starts a collected exchange for `/x` on a new stream; its result once it has one.
-        func startExchange() throws -> () -> Result<CollectedTransportResponse, any Error>? {
+        /// Starts a collected exchange for `/x` on a new stream; its result once it has one. With a
+        /// `controller`, the exchange starts through it, and `beforeDelivery` runs before the loop
+        /// does (while the stream is still to be opened).
+        func startExchange(
+            through controller: ExchangeController? = nil, beforeDelivery: () -> Void = {}
+        ) throws -> () -> Result<CollectedTransportResponse, any Error>? {
             let request = TransportRequest(url: URL(string: "https://127.0.0.1/x")!)
             let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/x", headers: ["Host": "127.0.0.1"])
             let result = Box<Result<CollectedTransportResponse, any Error>>()
             let delivery = ActiveExchange.Delivery.collecting(on: client.eventLoop, limit: 1 << 20) { result.value = $0 }
             let exchange = ActiveExchange(
                 request: request, head: head, requestBodyLength: 0, delivery: delivery, metrics: ExchangeMetrics(fetchStart: .now()),
-                tracker: nil)
-            connection.start(exchange)
+                controller: controller, tracker: nil)
+            if let controller { try controller.run(exchange, on: connection) } else { connection.start(exchange) }
+            beforeDelivery()
             try deliver()
             return { result.value }
         }
@@ -201,5 +206,23 @@ import Testing
         #expect(!error.onFreshConnection)
         #expect(link.client.isActive)
         #expect(link.pool.events == ["exchange finished, reusable true"])
+    }
+
+    /// A cancel decided while the exchange's stream is still being opened reaches no handler: the
+    /// handler finds it in the exchange's controller when the exchange starts, so nothing is sent,
+    /// and the connection carries on.
+    @Test func aCancelDecidedWhileTheStreamOpensEndsTheExchangeWhenItStarts() throws {
+        let link = try Link()
+        defer { link.finish() }
+        let controller = ExchangeController()
+        let exchange = try link.startExchange(through: controller) { controller.cancel(with: TransportError(.cancelled, "cancelled")) }
+        guard case .failure(let error as TransportError) = exchange() else {
+            Issue.record("the stream ended with \(String(describing: exchange()))")
+            return
+        }
+        #expect(error.code == .cancelled)
+        // Its stream never reached the wire: no HEADERS, nothing to reset.
+        #expect(link.received.frames.filter { $0.streamID != .rootStream }.isEmpty)
+        #expect(link.client.isActive)
     }
 }

@@ -24,12 +24,8 @@ extension TransportConnection {
     /// Cancels the exchange if it still runs on this connection: an HTTP/1.1 connection closes, an
     /// HTTP/2 stream is reset and its connection carries on. Queued after the exchange's start.
     func cancel(_ exchange: ActiveExchange, error: TransportError) {
-        channel.eventLoop.execute {
-            if let handler = exchange.handler {
-                handler.cancel(exchange, error: error)
-            } else {
-                exchange.pendingCancellation = error
-            }
-        }
+        // A handler the exchange has not reached yet finds the cancellation in its controller when
+        // the exchange starts.
+        channel.eventLoop.execute { exchange.handler?.cancel(exchange, error: error) }
     }
 }

@@ -90,15 +90,17 @@ final class ActiveExchange: @unchecked Sendable {
     }
     /// The handler running the exchange, once it has started: where a cancellation goes.
     weak var handler: ExchangeHandler?
-    /// A cancellation that arrived before the exchange reached its handler (an HTTP/2 stream
-    /// still being opened); the handler applies it when the exchange starts.
-    var pendingCancellation: TransportError?
+    /// Where the exchange's cancellation is decided: a cancel that arrives before the exchange has
+    /// reached its handler (an HTTP/2 stream still being opened) is found there when it starts.
+    /// Let go once the exchange has ended, as the controller holds the exchange it runs.
+    private(set) var controller: ExchangeController?
     private let tracker: ExchangeTracker?
 
     init(
         request: TransportRequest, head: HTTPRequestHead, requestBodyLength: Int64?, delivery: Delivery, metrics: ExchangeMetrics,
-        deadline: NIODeadline? = nil, tracker: ExchangeTracker? = nil
+        deadline: NIODeadline? = nil, controller: ExchangeController? = nil, tracker: ExchangeTracker? = nil
     ) {
+        self.controller = controller
         self.request = request
         self.head = head
         self.requestBodyLength = requestBodyLength
@@ -221,6 +223,7 @@ final class ActiveExchange: @unchecked Sendable {
         bodyTask = nil
         writabilityPromise?.fail(writerError)
         writabilityPromise = nil
+        controller = nil
     }
 
     /// The size of the request head on the wire.

@@ -178,9 +178,9 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         newExchange.handler = self
         lastError = nil
         perform(stateMachine.startExchange(keepAlive: keepAlive, hasStreamedBody: streamed), context)
-        // A cancellation that arrived while the exchange was on its way here (an HTTP/2 stream
-        // being opened) takes effect now.
-        if let pending = newExchange.pendingCancellation, exchange === newExchange {
+        // A cancellation decided while the exchange was on its way here (an HTTP/2 stream being
+        // opened) takes effect now; one decided later reaches this handler through the event loop.
+        if let pending = newExchange.controller?.cancellation, exchange === newExchange {
             cancel(newExchange, error: pending)
         }
     }
