@@ -196,7 +196,8 @@ final class ScriptedConnectionFactory: ConnectionEstablishing {
     var attemptCount: Int { attempts.count }
 
     func makeConnection(
-        id: Int, origin: Origin, deadline: NIODeadline?, delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
+        id: Int, origin: Origin, deadline: NIODeadline?, eventLoop: any EventLoop,
+        delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
     ) async throws -> EstablishedConnection {
         try await withCheckedThrowingContinuation { continuation in
             pending.withLockedValue { $0[id] = continuation }

@@ -18,6 +18,12 @@ import Testing
         }
     }
 
+    /// How many connections a busy origin's HTTP/2 streams spread over: one per event loop of the
+    /// transport's, two at most.
+    static func http2Connections(of transport: HTTPTransport) -> Int {
+        min(2, transport.eventLoopGroup.makeIterator().reduce(0) { count, _ in count + 1 })
+    }
+
     @Test func tlsNegotiatesHTTP2AndLaterStreamsReuseTheConnection() async throws {
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let transport = try transport(for: server)
@@ -72,7 +78,9 @@ import Testing
         }
     }
 
-    @Test func twoHundredConcurrentRequestsShareOneConnection() async throws {
+    /// At most two connections (one per event loop of the transport's, two at most): once one
+    /// carries eight streams, a second opens on another loop and takes its share.
+    @Test func twoHundredConcurrentRequestsShareAtMostTwoConnections() async throws {
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let transport = try transport(for: server)
             defer { transport.shutdown() }
@@ -82,13 +90,14 @@ import Testing
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
             #expect(statuses == Array(repeating: 200, count: 200))
-            #expect(server.statistics.acceptedConnections == 1)
+            #expect(server.statistics.acceptedConnections == Self.http2Connections(of: transport))
             #expect(server.statistics.totalRequests == 200)
         }
     }
 
-    /// A sustained load (each finished request replaced by a new one) stays on one connection.
-    @Test func aSustainedLoadOfAHundredInFlightStaysOnOneConnection() async throws {
+    /// A sustained load (each finished request replaced by a new one) stays on the same
+    /// connections: no connection is opened once the second has.
+    @Test func aSustainedLoadOfAHundredInFlightStaysOnTheSameConnections() async throws {
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let transport = try transport(for: server)
             defer { transport.shutdown() }
@@ -111,7 +120,7 @@ import Testing
                 return failures
             }
             #expect(failures == 0)
-            #expect(server.statistics.acceptedConnections == 1)
+            #expect(server.statistics.acceptedConnections == Self.http2Connections(of: transport))
             #expect(server.statistics.totalRequests == total)
         }
     }

@@ -170,9 +170,10 @@ struct ConnectionFactory: Sendable {
     /// performs the TLS handshake with the trust evaluator, and sets up HTTP/2 when ALPN chose
     /// `h2`, else HTTP/1.1. `deadline` (else ``setupTimeout`` from now) bounds all of it.
     func makeConnection(
-        id: Int, origin: Origin, deadline: NIODeadline?, delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
+        id: Int, origin: Origin, deadline: NIODeadline?, eventLoop: any EventLoop,
+        delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
     ) async throws -> EstablishedConnection {
-        let opened = try await openChannel(to: origin, deadline: deadline)
+        let opened = try await openChannel(to: origin, deadline: deadline, on: eventLoop)
         let deadline = opened.deadline
         do {
             switch try await install(on: opened.channel, origin: origin, id: id, metrics: opened.metrics, delegate: delegate).get() {
@@ -203,8 +204,9 @@ struct ConnectionFactory: Sendable {
     }
 
     /// Connects (through the proxy, if any) and performs the TLS handshake, recording the timings;
-    /// `deadline` (else ``setupTimeout`` from the start) bounds it.
-    func openChannel(to origin: Origin, deadline: NIODeadline?) async throws -> OpenedChannel {
+    /// `deadline` (else ``setupTimeout`` from the start) bounds it. The channel is on `eventLoop`
+    /// (nil: the group's next).
+    func openChannel(to origin: Origin, deadline: NIODeadline?, on eventLoop: (any EventLoop)? = nil) async throws -> OpenedChannel {
         if origin.isTLS {
             // The first https connection makes the TLS context and reads the system's roots: on the
             // thread pool (it blocks), and before the connect timeout and metrics start.
@@ -214,7 +216,7 @@ struct ConnectionFactory: Sendable {
         var metrics = ExchangeMetrics(fetchStart: .now())
         let deadline = deadline ?? .now() + setupTimeout
         metrics.domainLookupStart = .now()
-        let channel = try await connectChannel(to: origin, deadline: deadline, metrics: &metrics)
+        let channel = try await connectChannel(to: origin, deadline: deadline, on: eventLoop ?? eventLoopGroup.next(), metrics: &metrics)
         // A TLS 1.3 server judges the client's certificate after the client's handshake is done:
         // its alert can end the connection while it is set up.
         var opened = OpenedChannel(
@@ -257,14 +259,16 @@ struct ConnectionFactory: Sendable {
     /// Connects to the origin, or to its proxy and through the tunnel to the origin. A `CONNECT`
     /// refused with a 407 whose challenge the proxy settings answer (Digest) is sent once more, on a
     /// new connection, with the answer.
-    private func connectChannel(to origin: Origin, deadline: NIODeadline, metrics: inout ExchangeMetrics) async throws -> any Channel {
+    private func connectChannel(
+        to origin: Origin, deadline: NIODeadline, on eventLoop: any EventLoop, metrics: inout ExchangeMetrics
+    ) async throws -> any Channel {
         guard let proxy = origin.proxy, ProxyTunnel.isNeeded(for: origin, through: proxy) else {
-            return try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
+            return try await connectSocket(to: origin, deadline: deadline, on: eventLoop, metrics: &metrics)
         }
         var authorization = proxy.credentials?.basicAuthorization
         var answered = false
         while true {
-            let channel = try await connectSocket(to: origin, deadline: deadline, metrics: &metrics)
+            let channel = try await connectSocket(to: origin, deadline: deadline, on: eventLoop, metrics: &metrics)
             do {
                 let target = try await socksTarget(for: origin, through: proxy, deadline: deadline, on: channel.eventLoop)
                 try await withDeadline(deadline, on: channel) {
@@ -315,8 +319,9 @@ struct ConnectionFactory: Sendable {
 
     /// Races the addresses of the origin (or of its proxy) with NIO's Happy Eyeballs (RFC 8305) over
     /// our own resolver, so the lookup is timed on its own; the connect timeout bounds the whole race.
-    private func connectSocket(to origin: Origin, deadline: NIODeadline?, metrics: inout ExchangeMetrics) async throws -> any Channel {
-        let eventLoop = eventLoopGroup.next()
+    private func connectSocket(
+        to origin: Origin, deadline: NIODeadline?, on eventLoop: any EventLoop, metrics: inout ExchangeMetrics
+    ) async throws -> any Channel {
         let resolver = HappyEyeballsResolver(eventLoop: eventLoop, lookup: lookup)
         // TCP_NODELAY is ClientBootstrap's default (`.tcpOption(.tcp_nodelay)`). Not `.socketOption(.tcp_nodelay)`:
         // that is SOL_SOCKET's option 1, SO_DEBUG, which needs CAP_NET_ADMIN and fails every connect without it.

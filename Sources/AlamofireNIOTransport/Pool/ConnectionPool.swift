@@ -14,9 +14,10 @@ protocol ConnectionEstablishing: Sendable {
     var eventLoopGroup: any EventLoopGroup { get }
     /// Whether TLS connections offer `h2` by ALPN.
     var offersHTTP2: Bool { get }
-    /// Opens connection `id` to `origin`, by `deadline` if there is one.
+    /// Opens connection `id` to `origin` on `eventLoop`, by `deadline` if there is one.
     func makeConnection(
-        id: Int, origin: Origin, deadline: NIODeadline?, delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
+        id: Int, origin: Origin, deadline: NIODeadline?, eventLoop: any EventLoop,
+        delegate: any ExchangeHandlerDelegate & HTTP2ConnectionDelegate
     ) async throws -> EstablishedConnection
 }
 
@@ -31,6 +32,9 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
 
     private struct State {
         var machine: Machine
+        let eventLoops: any EventLoopGroup
+        /// How many loops `eventLoops` has.
+        let eventLoopCount: Int
         var connections: [Int: any TransportConnection] = [:]
         var waiters: [Int: LeaseCompletion] = [:]
         /// Errors to give waiters whose cancellation raced their registration, or whose connection failed.
@@ -39,6 +43,17 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         var timers: [Machine.Timer: Scheduled<Void>] = [:]
         /// The connection counts last seen, when someone watches them.
         var counts = (active: 0, idle: 0)
+
+        /// The group's next event loop that none of the pool's connections is on (so that an
+        /// origin's connections, HTTP/2's above all, spread over the cores), or the next one when
+        /// each loop has one.
+        func eventLoopForNewConnection() -> any EventLoop {
+            var candidate = eventLoops.next()
+            for _ in 1..<max(1, eventLoopCount) where connections.values.contains(where: { $0.channel.eventLoop === candidate }) {
+                candidate = eventLoops.next()
+            }
+            return candidate
+        }
 
         /// Turns the machine's actions into work for after the lock: a lease or a failure becomes the
         /// waiter's completion with its connection or error, taken under the same lock as the
@@ -72,7 +87,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                 case .cancel(let timer):
                     return .cancel(timers.removeValue(forKey: timer))
                 case .createConnection(let connectionID):
-                    return .connect(connectionID, deadline: machine.deadlineForNewConnection)
+                    return .connect(connectionID, deadline: machine.deadlineForNewConnection, eventLoop: eventLoopForNewConnection())
                 case .schedule:
                     return .perform(action)
                 }
@@ -85,8 +100,8 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         case complete(LeaseCompletion?, Result<any TransportConnection, any Error>)
         case close((any TransportConnection)?)
         case cancel(Scheduled<Void>?)
-        /// Opens a connection, bounded by the waiters' latest deadline.
-        case connect(Int, deadline: NIODeadline?)
+        /// Opens a connection on the loop given, bounded by the waiters' latest deadline.
+        case connect(Int, deadline: NIODeadline?, eventLoop: any EventLoop)
         case perform(Machine.Action)
     }
 
@@ -112,9 +127,12 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         self.factory = factory
         self.clock = factory.eventLoopGroup.next()
         self.logger = logger
+        let group = factory.eventLoopGroup
+        let loopCount = group.makeIterator().reduce(0) { count, _ in count + 1 }
         let machine = Machine(
-            maximumConnections: maximumConnections, idleTimeout: idleTimeout, mayNegotiateHTTP2: origin.isTLS && factory.offersHTTP2)
-        self.state = NIOLockedValueBox(State(machine: machine))
+            maximumConnections: maximumConnections, maximumHTTP2Connections: min(2, loopCount), idleTimeout: idleTimeout,
+            mayNegotiateHTTP2: origin.isTLS && factory.offersHTTP2)
+        self.state = NIOLockedValueBox(State(machine: machine, eventLoops: group, eventLoopCount: loopCount))
     }
 
     /// Asks for a connection; `completion` gets it (or why there is none), at once if one has room,
@@ -207,7 +225,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
             case .complete(let waiter, let result): waiter?(result)
             case .close(let connection): connection?.close()
             case .cancel(let timer): timer?.cancel()
-            case .connect(let connectionID, let deadline): createConnection(connectionID, deadline: deadline)
+            case .connect(let connectionID, let deadline, let eventLoop): createConnection(connectionID, deadline: deadline, on: eventLoop)
             case .perform(.schedule(let timer, let deadline)): schedule(timer, at: deadline)
             case .perform: break
             }
@@ -215,11 +233,12 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         if countsChanged { onChange?(self) }
     }
 
-    private func createConnection(_ connectionID: Int, deadline: NIODeadline?) {
+    private func createConnection(_ connectionID: Int, deadline: NIODeadline?, on eventLoop: any EventLoop) {
         let factory = self.factory
         Task {
             do {
-                let connection = try await factory.makeConnection(id: connectionID, origin: origin, deadline: deadline, delegate: self)
+                let connection = try await factory.makeConnection(
+                    id: connectionID, origin: origin, deadline: deadline, eventLoop: eventLoop, delegate: self)
                 update { state in
                     state.connections[connectionID] = connection.connection
                     return state.machine.connectionEstablished(

@@ -1,0 +1,76 @@
+import NIOCore
+import Testing
+
+@testable import AlamofireNIOTransport
+
+/// How an origin's HTTP/2 streams spread over a second connection (on another event loop) once one
+/// connection carries ``ConnectionPoolStateMachine/streamsBeforeSpreading`` of them, as values.
+@Suite struct HTTP2SpreadingTests {
+    typealias Machine = ConnectionPoolStateMachine
+    private let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+
+    /// A machine whose connection 0 is open with HTTP/2 and carries `leased` streams (requests 1...leased).
+    private func machine(
+        leased: Int, capacity: Int = 100, maximumConnections: Int = 6, maximumHTTP2Connections: Int = 2
+    ) -> Machine {
+        var machine = Machine(
+            maximumConnections: maximumConnections, maximumHTTP2Connections: maximumHTTP2Connections, mayNegotiateHTTP2: true)
+        _ = machine.requestLease(1, now: now)
+        _ = machine.connectionEstablished(0, version: .http2, capacity: capacity, now: now)
+        for request in stride(from: 2, through: leased, by: 1) { _ = machine.requestLease(request, now: now) }
+        return machine
+    }
+
+    @Test func theLeaseThatBringsAConnectionToEightStreamsOpensASecond() {
+        var machine = machine(leased: 6)
+        #expect(machine.requestLease(7, now: now) == [.lease(connection: 0, request: 7)])
+        #expect(machine.requestLease(8, now: now) == [.lease(connection: 0, request: 8), .createConnection(1)])
+        // Opening: no third, and streams stay on the open one meanwhile.
+        #expect(machine.requestLease(9, now: now) == [.lease(connection: 0, request: 9)])
+        #expect(machine.connections == [0: .open(.http2, leased: 9, capacity: 100), 1: .connecting])
+    }
+
+    @Test func newStreamsGoToTheConnectionCarryingTheFewestAndNoThirdOpens() {
+        var machine = machine(leased: 8)
+        #expect(
+            machine.connectionEstablished(1, version: .http2, capacity: 100, now: now) == [
+                .schedule(.idle(connection: 1), at: now + .seconds(60))
+            ])
+        for request in 9...16 { #expect(machine.requestLease(request, now: now) == [.lease(connection: 1, request: request)]) }
+        // Equal at 8 each: the lower id first, then the other; never a third connection.
+        #expect(machine.requestLease(17, now: now) == [.lease(connection: 0, request: 17)])
+        #expect(machine.requestLease(18, now: now) == [.lease(connection: 1, request: 18)])
+        #expect(machine.connections.count == 2)
+    }
+
+    @Test func aFullConnectionBelowEightStreamsOpensASecondForItsWaiters() {
+        var machine = machine(leased: 3, capacity: 4)
+        #expect(machine.requestLease(4, now: now) == [.lease(connection: 0, request: 4), .createConnection(1)])
+        #expect(machine.requestLease(5, now: now) == [])
+        #expect(machine.connectionEstablished(1, version: .http2, capacity: 4, now: now) == [.lease(connection: 1, request: 5)])
+    }
+
+    @Test func waitersBeyondTheFirstConnectionsStreamsOpenTheSecondAsItIsEstablished() {
+        var machine = Machine(maximumConnections: 6, maximumHTTP2Connections: 2, mayNegotiateHTTP2: true)
+        for request in 1...5 { _ = machine.requestLease(request, now: now) }
+        let leases = (1...4).map { Machine.Action.lease(connection: 0, request: $0) }
+        #expect(machine.connectionEstablished(0, version: .http2, capacity: 4, now: now) == leases + [.createConnection(1)])
+        #expect(machine.connectionEstablished(1, version: .http2, capacity: 4, now: now) == [.lease(connection: 1, request: 5)])
+    }
+
+    @Test func thePerHostLimitHolds() {
+        var machine = machine(leased: 4, capacity: 4, maximumConnections: 1)
+        #expect(machine.requestLease(5, now: now) == [])
+        #expect(machine.connections.count == 1)
+        #expect(machine.waiters.map(\.id) == [5])
+    }
+
+    @Test func oneEventLoopOrHTTP1NeverSpreads() {
+        var oneLoop = machine(leased: 7, maximumHTTP2Connections: 1)
+        #expect(oneLoop.requestLease(8, now: now) == [.lease(connection: 0, request: 8)])
+        var http1 = Machine(maximumConnections: 6, maximumHTTP2Connections: 2)
+        _ = http1.requestLease(1, now: now)
+        _ = http1.connectionEstablished(0, version: .http1, capacity: 1, now: now)
+        #expect(http1.connections == [0: .open(.http1, leased: 1, capacity: 1)])
+    }
+}
