@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 import Testing
 
 @testable import AlamofireNIOTransport
@@ -72,5 +73,20 @@ import Testing
         _ = http1.requestLease(1, now: now)
         _ = http1.connectionEstablished(0, version: .http1, capacity: 1, now: now)
         #expect(http1.connections == [0: .open(.http1, leased: 1, capacity: 1)])
+    }
+
+    /// A new connection opens on a loop none of the pool's connections is on, while there is one.
+    @Test func aNewConnectionAvoidsTheLoopsThePoolsConnectionsAreOn() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 3)
+        let loops = Array(group.makeIterator())
+        for used in [[loops[0]], [loops[1]], [loops[0], loops[2]]] {
+            for _ in 0..<6 {
+                let chosen = ConnectionPool.eventLoop(in: group, count: 3, avoiding: used)
+                #expect(!used.contains { $0 === chosen })
+            }
+        }
+        // Every loop used: the group's next, whichever it is.
+        #expect(loops.contains { $0 === ConnectionPool.eventLoop(in: group, count: 3, avoiding: loops) })
+        try await group.shutdownGracefully()
     }
 }

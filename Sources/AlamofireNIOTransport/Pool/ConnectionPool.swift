@@ -44,15 +44,9 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         /// The connection counts last seen, when someone watches them.
         var counts = (active: 0, idle: 0)
 
-        /// The group's next event loop that none of the pool's connections is on (so that an
-        /// origin's connections, HTTP/2's above all, spread over the cores), or the next one when
-        /// each loop has one.
+        /// Where the next connection opens: see ``ConnectionPool/eventLoop(in:count:avoiding:)``.
         func eventLoopForNewConnection() -> any EventLoop {
-            var candidate = eventLoops.next()
-            for _ in 1..<max(1, eventLoopCount) where connections.values.contains(where: { $0.channel.eventLoop === candidate }) {
-                candidate = eventLoops.next()
-            }
-            return candidate
+            ConnectionPool.eventLoop(in: eventLoops, count: eventLoopCount, avoiding: connections.values.map(\.channel.eventLoop))
         }
 
         /// Turns the machine's actions into work for after the lock: a lease or a failure becomes the
@@ -93,6 +87,16 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                 }
             }
         }
+    }
+
+    /// The group's next event loop that none of `used` is (so that an origin's connections, HTTP/2's
+    /// above all, spread over the cores), or the next one when every loop of the `count` is used.
+    static func eventLoop(in group: any EventLoopGroup, count: Int, avoiding used: [any EventLoop]) -> any EventLoop {
+        var candidate = group.next()
+        for _ in 1..<max(1, count) where used.contains(where: { $0 === candidate }) {
+            candidate = group.next()
+        }
+        return candidate
     }
 
     /// What is left to do once the lock is released.
