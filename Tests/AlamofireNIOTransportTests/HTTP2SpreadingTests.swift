@@ -59,6 +59,23 @@ import Testing
         #expect(machine.connectionEstablished(1, version: .http2, capacity: 4, now: now) == [.lease(connection: 1, request: 5)])
     }
 
+    /// The second connection is a guess, opened for no one: when it fails, the waiters wait on for
+    /// the open connection's streams, and only a waiter that needs a fresh connection hears of it.
+    @Test func aFailedSecondConnectionFailsNoWaiterTheOpenOneServes() {
+        var machine = machine(leased: 3, capacity: 4)
+        _ = machine.requestLease(4, now: now)
+        _ = machine.requestLease(5, now: now)
+        _ = machine.requestLease(6, needsFreshConnection: true, now: now)
+        #expect(
+            machine.connectionFailed(1, now: now) == [.failRequest(6, .connectionFailed), .schedule(.backoff, at: now + .milliseconds(25))])
+        #expect(machine.waiters.map(\.id) == [5])
+        #expect(machine.exchangeFinished(on: 0, reusable: true, now: now) == [.lease(connection: 0, request: 5)])
+        var timedOut = self.machine(leased: 4, capacity: 4)
+        _ = timedOut.requestLease(5, now: now)
+        #expect(timedOut.connectionFailed(1, timedOut: true, now: now) == [.schedule(.backoff, at: now + .milliseconds(25))])
+        #expect(timedOut.waiters.map(\.id) == [5])
+    }
+
     @Test func thePerHostLimitHolds() {
         var machine = machine(leased: 4, capacity: 4, maximumConnections: 1)
         #expect(machine.requestLease(5, now: now) == [])
@@ -86,7 +103,8 @@ import Testing
             }
         }
         // Every loop used: the group's next, whichever it is.
-        #expect(loops.contains { $0 === ConnectionPool.eventLoop(in: group, count: 3, avoiding: loops) })
+        let anyLoop = ConnectionPool.eventLoop(in: group, count: 3, avoiding: loops)
+        #expect(loops.contains { $0 === anyLoop })
         try await group.shutdownGracefully()
     }
 }

@@ -14,6 +14,19 @@ import Testing
         #expect(!RequestHeadValidation.isToken("Zoë"))
     }
 
+    /// What NIO's own validator allowed on HTTP/1.1 before this check took its place: RFC 3986's
+    /// characters and `%`, nothing else.
+    @Test func requestTargetsAreExactlyRFC3986Bytes() {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~:/?#[]@!$&'()*+,;=%".utf8)
+        for byte in UInt8(0)...UInt8(255) {
+            let target = "/a" + String(decoding: [byte], as: UTF8.self)
+            #expect(RequestHeadValidation.isRequestTarget(target) == allowed.contains(byte), "byte \(byte)")
+        }
+        #expect(!RequestHeadValidation.isRequestTarget(""))
+        #expect(RequestHeadValidation.isRequestTarget("[::1]:443"))
+        #expect(RequestHeadValidation.isRequestTarget("http://example.com/p%20q?x=1&y=%7C#f"))
+    }
+
     @Test func fieldValuesRefuseControlBytesButTab() {
         for byte in UInt8(0)...UInt8(127) {
             let allowed = byte == 0x09 || (byte >= 0x20 && byte != 0x7F)

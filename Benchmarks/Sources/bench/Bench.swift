@@ -3,7 +3,7 @@ import HTTPBinServer
 
 // `swift run -c release bench [--quick] [--json PATH] [--client NAME] [--workload ID]`
 // `swift run -c release bench --instructions [--client NAME] [--workload W1|W2|W1P|W9|W5]`
-// `swift run -c release bench --profile W1 [--client NAME]` (`BENCH_KEEP_PROFILE=DIR` keeps its callgrind files)
+// `swift run -c release bench --profile W1 [--client NAME]` (`BENCH_KEEP_PROFILE=DIR` keeps the callgrind files of it and of `--instructions`)
 // `swift run -c release bench --budget InstructionBudget.json [--record]`
 //
 // Runs each workload through each client in turn (A B C A B C …, so drift hits all alike) and

@@ -135,14 +135,7 @@ func callgrindRun(_ callgrind: Callgrind, workload: String, client: String, requ
 func countInstructions(_ callgrind: Callgrind, workload: String, client: String, context: WorkloadContext) throws -> InstructionCount {
     let runs = try CountedRuns(callgrind, workload: workload, client: client, context: context)
     defer { runs.remove() }
-    // `BENCH_KEEP_PROFILE=DIR` keeps both runs' callgrind files there, for `callgrind_annotate --tree=caller`.
-    if let directory = ProcessInfo.processInfo.environment["BENCH_KEEP_PROFILE"] {
-        for run in [runs.small, runs.large] {
-            let kept = URL(fileURLWithPath: directory).appendingPathComponent(run.lastPathComponent)
-            try? FileManager.default.removeItem(at: kept)
-            try FileManager.default.copyItem(at: run, to: kept)
-        }
-    }
+    try runs.keepIfAsked()
     return try runs.perRequest()
 }
 
@@ -172,6 +165,17 @@ struct CountedRuns {
     func remove() {
         for output in [small, large] { try? FileManager.default.removeItem(at: output) }
     }
+
+    /// With `BENCH_KEEP_PROFILE=DIR` set, copies both runs' callgrind files there, for
+    /// `callgrind_annotate --tree=caller`.
+    func keepIfAsked() throws {
+        guard let directory = ProcessInfo.processInfo.environment["BENCH_KEEP_PROFILE"] else { return }
+        for run in [small, large] {
+            let kept = URL(fileURLWithPath: directory).appendingPathComponent(run.lastPathComponent)
+            try? FileManager.default.removeItem(at: kept)
+            try FileManager.default.copyItem(at: run, to: kept)
+        }
+    }
 }
 
 /// Prints the functions with the highest inclusive and self costs per request of one client's
@@ -180,14 +184,7 @@ struct CountedRuns {
 func printProfile(_ callgrind: Callgrind, workload: String, client: String, context: WorkloadContext, lines: Int = 45) throws {
     let runs = try CountedRuns(callgrind, workload: workload, client: client, context: context)
     defer { runs.remove() }
-    // `BENCH_KEEP_PROFILE=DIR` keeps both runs' callgrind files there, for `callgrind_annotate --tree=caller`.
-    if let directory = ProcessInfo.processInfo.environment["BENCH_KEEP_PROFILE"] {
-        for run in [runs.small, runs.large] {
-            let kept = URL(fileURLWithPath: directory).appendingPathComponent(run.lastPathComponent)
-            try? FileManager.default.removeItem(at: kept)
-            try FileManager.default.copyItem(at: run, to: kept)
-        }
-    }
+    try runs.keepIfAsked()
     let (smallRun, largeRun, extra) = (runs.small, runs.large, runs.extraRequests)
     let count = try runs.perRequest()
     print(

@@ -459,7 +459,7 @@ struct ConnectionFactory: Sendable {
                     connectionID: id, byteCounter: counter, connectionMetrics: metrics, sendsFileRegions: isPlain)
                 handler.delegate = delegate
                 try pipeline.addHandler(counter)
-                // Every head this pipeline sends has passed `RequestHeadValidation`, which refuses what
+                // Every head this pipeline sends has passed `RequestHeadValidation`, which refuses all
                 // NIO's validator would (and more): checking each head twice cost 2% of a request.
                 try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .fireError, enableOutboundHeaderValidation: false)
                 if let decompressionRatio { try pipeline.addResponseDecoders(ratio: decompressionRatio) }

@@ -5,7 +5,7 @@ import NIOHTTP1
 /// What a request head may hold before it is sent, on every pipeline (HTTP/1.1, HTTP/2, the
 /// WebSocket handshake, a proxy's `CONNECT`): a method and field names that are RFC 9110 tokens,
 /// field values without NUL, CR, LF or other control bytes (HTAB allowed, §5.5), a request target
-/// without whitespace or control bytes. A head that breaks one of these was the caller's mistake:
+/// of RFC 3986's characters only. A head that breaks one of these was the caller's mistake:
 /// it fails at once as ``TransportError/Kind/badURL``, is never retried and never reaches the wire
 /// (where it could split the request or be blamed on the server).
 enum RequestHeadValidation {
@@ -14,8 +14,8 @@ enum RequestHeadValidation {
         guard isToken(head.method.rawValue) else {
             throw TransportError(.badURL, "the method \(quoted(head.method.rawValue)) is not an HTTP token")
         }
-        guard !head.uri.isEmpty, allBytes(of: head.uri, satisfy: { $0 > 0x20 && $0 != 0x7F }) else {
-            throw TransportError(.badURL, "the request target \(quoted(head.uri)) contains whitespace or control characters")
+        guard isRequestTarget(head.uri) else {
+            throw TransportError(.badURL, "the request target \(quoted(head.uri)) has a byte that must be percent-encoded")
         }
         for (name, value) in head.headers {
             guard isToken(name) else {
@@ -30,6 +30,21 @@ enum RequestHeadValidation {
     /// RFC 9110 §5.6.2: one or more `tchar`s (letters, digits and ``!#$%&'*+-.^_`|~``).
     static func isToken(_ text: String) -> Bool {
         !text.isEmpty && allBytes(of: text, satisfy: isTokenByte)
+    }
+
+    /// RFC 9112 §3.2 with RFC 3986's characters: one or more letters, digits, `-._~`, the
+    /// delimiters ``:/?#[]@!$&'()*+,;=`` and `%`. Whitespace, control bytes, bytes above 0x7F and
+    /// `"<>\^`{|}` must be percent-encoded.
+    static func isRequestTarget(_ text: String) -> Bool {
+        !text.isEmpty && allBytes(of: text, satisfy: isTargetByte)
+    }
+
+    /// Whether `byte` may appear as it is in a request target: a bit of a 128-bit set.
+    @inline(__always)
+    private static func isTargetByte(_ byte: UInt8) -> Bool {
+        let targetBytesBelow64: UInt64 = 0xAFFF_FFFA_0000_0000
+        let targetBytesFrom64: UInt64 = 0x47FF_FFFE_AFFF_FFFF
+        return byte < 64 ? targetBytesBelow64 & (1 << byte) != 0 : byte < 128 && targetBytesFrom64 & (1 << (byte - 64)) != 0
     }
 
     /// RFC 9110 §5.5: visible bytes, spaces and tabs, and bytes above 0x7F (obs-text); no NUL, CR,

@@ -44,9 +44,16 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         /// The connection counts last seen, when someone watches them.
         var counts = (active: 0, idle: 0)
 
-        /// Where the next connection opens: see ``ConnectionPool/eventLoop(in:count:avoiding:)``.
-        func eventLoopForNewConnection() -> any EventLoop {
-            ConnectionPool.eventLoop(in: eventLoops, count: eventLoopCount, avoiding: connections.values.map(\.channel.eventLoop))
+        /// The loops of the connections still opening.
+        var connectingLoops: [Int: any EventLoop] = [:]
+
+        /// Where connection `id` opens (see ``ConnectionPool/eventLoop(in:count:avoiding:)``), away
+        /// from the loops of the pool's connections, those still opening included.
+        mutating func eventLoopForNewConnection(_ id: Int) -> any EventLoop {
+            let used = connections.values.map(\.channel.eventLoop) + connectingLoops.values
+            let loop = ConnectionPool.eventLoop(in: eventLoops, count: eventLoopCount, avoiding: used)
+            connectingLoops[id] = loop
+            return loop
         }
 
         /// Turns the machine's actions into work for after the lock: a lease or a failure becomes the
@@ -81,7 +88,8 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                 case .cancel(let timer):
                     return .cancel(timers.removeValue(forKey: timer))
                 case .createConnection(let connectionID):
-                    return .connect(connectionID, deadline: machine.deadlineForNewConnection, eventLoop: eventLoopForNewConnection())
+                    return .connect(
+                        connectionID, deadline: machine.deadlineForNewConnection, eventLoop: eventLoopForNewConnection(connectionID))
                 case .schedule:
                     return .perform(action)
                 }
@@ -90,9 +98,12 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     }
 
     /// The group's next event loop that none of `used` is (so that an origin's connections, HTTP/2's
-    /// above all, spread over the cores), or the next one when every loop of the `count` is used.
+    /// above all, spread over the cores), or simply the next one when `used` has as many loops as the
+    /// group's `count`.
     static func eventLoop(in group: any EventLoopGroup, count: Int, avoiding used: [any EventLoop]) -> any EventLoop {
         var candidate = group.next()
+        // Every loop taken (HTTP/1.1's many connections): no scan.
+        guard used.count < count else { return candidate }
         for _ in 1..<max(1, count) where used.contains(where: { $0 === candidate }) {
             candidate = group.next()
         }
@@ -244,6 +255,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                 let connection = try await factory.makeConnection(
                     id: connectionID, origin: origin, deadline: deadline, eventLoop: eventLoop, delegate: self)
                 update { state in
+                    state.connectingLoops[connectionID] = nil
                     state.connections[connectionID] = connection.connection
                     return state.machine.connectionEstablished(
                         connectionID, version: connection.version, capacity: connection.maximumStreams, now: clock.now)
@@ -253,6 +265,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
                 logger.debug("connection failed", metadata: ["origin": "\(origin)", "error": "\(error)"])
                 let timedOut = (error as? TransportError)?.code == .timedOut
                 update { state in
+                    state.connectingLoops[connectionID] = nil
                     let actions = state.machine.connectionFailed(connectionID, timedOut: timedOut, now: clock.now)
                     // The waiters that fail learn why.
                     for case .failRequest(let request, .connectionFailed) in actions { state.failures[request] = error }

@@ -273,14 +273,18 @@ struct ConnectionPoolStateMachine {
         let notBefore = now + Self.backoff(afterFailures: consecutiveFailures)
         retryNotBefore = notBefore
         var actions: [Action] = []
+        // An open HTTP/2 connection will serve every waiter but one that needs a fresh connection: an
+        // attempt that failed beside it (one opened to spread its streams) fails none of the others.
+        let servedByHTTP2 = connections.openHTTP2Count > 0
+        let mayFail = { (waiter: Waiter) in !servedByHTTP2 || waiter.needsFreshConnection }
         if timedOut {
             // A waiter with no deadline of its own was bounded by the factory's, which has passed too.
-            while let index = waiters.firstIndex(where: { $0.deadline.map { $0 <= now } ?? true }) {
+            while let index = waiters.firstIndex(where: { mayFail($0) && ($0.deadline.map { $0 <= now } ?? true) }) {
                 actions += failing(waiters.remove(at: index), .connectionFailed)
             }
         } else {
-            if !waiters.isEmpty {
-                actions += failing(waiters.removeFirst(), .connectionFailed)
+            if let index = waiters.firstIndex(where: mayFail) {
+                actions += failing(waiters.remove(at: index), .connectionFailed)
             }
             let othersMayServe = connections.notClosingCount > 0
             if !othersMayServe {
@@ -360,11 +364,12 @@ struct ConnectionPoolStateMachine {
     }
 
     /// Opens another HTTP/2 connection when `connection`, just leased, carries
-    /// ``streamsBeforeSpreading`` streams (or is full, below that) and the origin has fewer than ``maximumHTTP2Connections``
-    /// (open or opening), room under the per-host limit, and no backoff running.
+    /// ``streamsBeforeSpreading`` streams (or is full, below that) and the origin has fewer than
+    /// ``maximumHTTP2Connections`` connections open or opening (whatever they negotiated: one that fell
+    /// back to HTTP/1.1 counts), room under the per-host limit, and no backoff running.
     private mutating func spreadingHTTP2(from connection: Int) -> [Action] {
         guard case .open(.http2, let leased, let capacity) = connections[connection], leased >= min(Self.streamsBeforeSpreading, capacity),
-            connections.openHTTP2Count + connectingCount < maximumHTTP2Connections, roomForMore > 0, !isShutDown, !isRetired,
+            connections.notClosingCount < maximumHTTP2Connections, roomForMore > 0, !isShutDown, !isRetired,
             retryNotBefore == nil
         else { return [] }
         return [newConnection()]

@@ -2,7 +2,7 @@
 ///
 /// A pool may hold a thousand connections; with the counts, a request asking for a lease learns
 /// without a scan whether any connection is still connecting, has room or speaks HTTP/2 (finding
-/// which one has room, the lowest id first, still scans them). Every change goes through the
+/// which one has room, the one carrying the fewest, still scans them). Every change goes through the
 /// subscript, which moves the old state out of the counts and the new one in, so the counts cannot
 /// drift from the states.
 struct ConnectionTable: Sequence, Equatable, ExpressibleByDictionaryLiteral {
