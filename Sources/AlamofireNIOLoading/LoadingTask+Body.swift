@@ -65,7 +65,7 @@ extension LoadingTask {
                     let transaction = try await transaction(of: streamed, request: request, response: response)
                     let offer = state.withLock { state in
                         state.log.record(transaction)
-                        return state.cacheOffer
+                        return state.cache.offer(of: state.response, to: state.currentRequest)
                     }
                     finishBody(offering: copy, offer)
                 } catch {
@@ -130,7 +130,7 @@ extension LoadingTask {
     func receiveCollectedBody() {
         let (body, offer) = state.withLock { state in
             defer { state.collectedBody = nil }
-            return (state.collectedBody, state.cacheOffer)
+            return (state.collectedBody, state.cache.offer(of: state.response, to: state.currentRequest))
         }
         let data = body?.readableData ?? Data()
         if !data.isEmpty { delegate.loadingTask(self, didReceive: data) }
@@ -177,7 +177,7 @@ extension LoadingTask {
                     self.decide(response, Verdict()) { state in
                         state.collectedBody = ByteBuffer(bytes: data)
                         state.log.record(transaction(response))
-                        state.isExemptFromCache = true
+                        state.cache.exempt()
                     }
                 case .redirected(let redirect, let next):
                     let response = ReceivedResponse(redirect)

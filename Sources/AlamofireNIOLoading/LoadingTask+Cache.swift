@@ -25,7 +25,7 @@ extension LoadingTask {
         case .revalidate(let entry, let validators):
             perform(
                 state.withLock { state in
-                    state.revalidating = (entry, validators)
+                    state.cache.revalidate(entry, validators: validators)
                     return state.machine.cacheMissed()
                 })
         case .serve(let entry):
@@ -50,7 +50,7 @@ extension LoadingTask {
                 state.log.record(transaction)
                 state.response = response
                 state.log.responseArrived(response)
-                state.isExemptFromCache = true
+                state.cache.exempt()
                 state.proposedRequest = session.redirectPolicy.nextRequest(after: originalRequest, response: response)
                 return state.machine.cacheHit(redirect: state.proposedRequest != nil)
             })
@@ -59,17 +59,14 @@ extension LoadingTask {
     /// The response a revalidation's answer stands for: a 304 becomes the stored response (with
     /// the 304's headers, stored again) and its body; anything else is itself, with no stored body.
     func revalidated(_ response: ReceivedResponse?, for request: URLRequest) -> (ReceivedResponse?, Data?) {
-        let (revalidating, requestTime) = state.withLock { state in
-            defer { state.revalidating = nil }
-            return (state.revalidating, state.requestSent)
-        }
+        let (revalidating, requestTime) = state.withLock { $0.cache.takeRevalidation() }
         guard let response, let revalidating, response.statusCode == 304, let notModified = response.httpURLResponse else {
             return (response, nil)
         }
         let merged = session.cachePolicy.merge(
             notModified: notModified, into: revalidating.entry, request: originalRequest, requestTime: requestTime,
             responseTime: session.cachePolicy.now())
-        state.withLock { $0.isExemptFromCache = true }
+        state.withLock { $0.cache.exempt() }
         return (merged.response is HTTPURLResponse ? ReceivedResponse(merged.response) : response, merged.data)
     }
 
@@ -118,17 +115,6 @@ struct CacheOffer: Sendable {
     var responseReceived: Date
     /// The headers the exchange sent, for the response's `Vary`.
     var sentHeaders: NIOHTTP1.HTTPHeaders
-}
-
-extension LoadingTask.State {
-    /// What offering the final response to the cache needs; nil when it is not offered (it came
-    /// from the cache or a URL protocol, or there is none).
-    var cacheOffer: CacheOffer? {
-        guard !isExemptFromCache, let response else { return nil }
-        return CacheOffer(
-            request: currentRequest, response: response, requestSent: requestSent, responseReceived: responseReceived,
-            sentHeaders: sentHeaders)
-    }
 }
 
 /// A callback's answer, taken on the asking thread when it comes before the call that asked

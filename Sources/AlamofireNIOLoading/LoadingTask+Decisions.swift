@@ -46,7 +46,7 @@ extension LoadingTask {
         let writesCache =
             response.map { response in
                 session.cachePolicy.invalidates(after: request, response: response)
-                    || (response.statusCode == 304 && state.withLock { $0.revalidating != nil })
+                    || (response.statusCode == 304 && state.withLock { $0.cache.isRevalidating })
             } ?? false
         guard writesCache || session.cookiePolicy.stores(head.headers["Set-Cookie"], for: request) else { return then(work()) }
         DispatchQueue.global().async { then(work()) }
@@ -94,7 +94,7 @@ extension LoadingTask {
             keep(&state)
             state.response = response
             state.log.responseArrived(response)
-            state.responseReceived = session.cachePolicy.now()
+            state.cache.responseArrived(at: session.cachePolicy.now())
             state.proposedRequest = verdict.proposed
             state.challenge = verdict.challenge
             return state.machine.responseReceived(verdict.verdict)

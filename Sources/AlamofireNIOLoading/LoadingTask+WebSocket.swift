@@ -34,7 +34,7 @@ extension LoadingTask {
             for: sent, url: wireURL, body: nil, withholdingOriginBoundFields: withholdingOriginBoundFields)
         transportRequest.logger = logger
         transportRequest.clientIdentity = clientIdentity
-        state.withLock { $0.sentHeaders = transportRequest.headers }
+        state.withLock { $0.cache.headersSent(transportRequest.headers) }
         let work = Task {
             do {
                 let handshake = try await session.transport.openWebSocket(transportRequest, options: options)

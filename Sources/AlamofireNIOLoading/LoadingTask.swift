@@ -80,9 +80,6 @@ package final class LoadingTask: Sendable {
         /// Whether a followed redirect went to another origin: the session's origin-bound fields
         /// are withheld from then on (``RedirectPolicy``).
         var hasLeftOrigin = false
-        /// The headers the exchange under way sent (the session's, cookies and answers included),
-        /// for the cache's `Vary`.
-        var sentHeaders = NIOHTTP1.HTTPHeaders()
         /// A collected body waiting to be handed over.
         var collectedBody: ByteBuffer?
         /// A streamed final response whose body is still to be written to a file, with the request
@@ -94,15 +91,8 @@ package final class LoadingTask: Sendable {
         /// The piece of work the task is waiting on (an exchange, or a body being written), and how
         /// to stop it.
         var work = CurrentWork()
-        /// When the exchange under way was sent and the final response arrived, by the cache
-        /// policy's clock, for its age arithmetic.
-        var requestSent = Date()
-        var responseReceived = Date()
-        /// A stored response being revalidated by the first exchange, with the validators it sends.
-        var revalidating: (entry: CachedURLResponse, validators: [(name: String, value: String)])?
-        /// Whether the response is not offered to the cache: it came from there (stored, or
-        /// confirmed by a 304), or from a URL protocol.
-        var isExemptFromCache = false
+        /// What the cache needs to know of the exchange under way.
+        var cache = TaskCacheFacts()
         var counts = TransferCounts()
         /// Which file the download writes and owns, and what resume data for it would say.
         var download = DownloadFileState()
@@ -283,15 +273,14 @@ package final class LoadingTask: Sendable {
         let (request, body, generation, authorization, validators, resumption, hasLeftOrigin) = state.withLock { state in
             if let networkChanges { state.connectivity.changesAtExchangeStart = networkChanges }
             let authorization = state.answers.exchangeStarted()
-            state.isExemptFromCache = false
             state.collectedBody = nil
             state.counts.exchangeStarted()
             state.log.exchangeStarted(at: Date())
-            state.requestSent = session.cachePolicy.now()
+            state.cache.exchangeStarted(at: session.cachePolicy.now())
             let generation = state.work.start()
             return (
                 state.currentRequest, state.body, generation, authorization,
-                hop == 0 ? state.revalidating?.validators ?? [] : [], state.download.resumption, state.hasLeftOrigin
+                state.cache.validators(forHop: hop), state.download.resumption, state.hasLeftOrigin
             )
         }
         guard let url = request.url else {
@@ -339,7 +328,7 @@ package final class LoadingTask: Sendable {
                 self.didReceiveBody(totalBytes: received, expected: expected)
             }
         }
-        state.withLock { $0.sentHeaders = transportRequest.headers }
+        state.withLock { $0.cache.headersSent(transportRequest.headers) }
         switch destination {
         case .webSocket:
             // Opened above, before any of this: unreachable, and harmless if it were reached.
