@@ -105,18 +105,6 @@ extension LoadingTask {
     }
 }
 
-/// What offering a task's final response to the cache needs besides its body, read from the task's
-/// state in the step that takes the body.
-struct CacheOffer: Sendable {
-    var request: URLRequest
-    var response: ReceivedResponse
-    /// When the request was sent and the response arrived, by the cache policy's clock.
-    var requestSent: Date
-    var responseReceived: Date
-    /// The headers the exchange sent, for the response's `Vary`.
-    var sentHeaders: NIOHTTP1.HTTPHeaders
-}
-
 /// A callback's answer, taken on the asking thread when it comes before the call that asked
 /// returns, else handled by the callback itself.
 final class InlineAnswer<Value: Sendable>: Sendable {

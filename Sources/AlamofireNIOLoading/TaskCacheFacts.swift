@@ -65,3 +65,15 @@ struct TaskCacheFacts {
             request: request, response: response, requestSent: requestSent, responseReceived: responseReceived, sentHeaders: sentHeaders)
     }
 }
+
+/// What offering a task's final response to the cache needs besides its body, made by
+/// ``TaskCacheFacts/offer(of:to:)`` in the step that takes the body.
+struct CacheOffer: Sendable {
+    var request: URLRequest
+    var response: ReceivedResponse
+    /// When the request was sent and the response arrived, by the cache policy's clock.
+    var requestSent: Date
+    var responseReceived: Date
+    /// The headers the exchange sent, for the response's `Vary`.
+    var sentHeaders: NIOHTTP1.HTTPHeaders
+}

@@ -39,12 +39,17 @@ enum RequestHeadValidation {
         !text.isEmpty && allBytes(of: text, satisfy: isTargetByte)
     }
 
-    /// Whether `byte` may appear as it is in a request target: a bit of a 128-bit set.
+    /// Whether `byte` may appear as it is in a request target.
     @inline(__always)
     private static func isTargetByte(_ byte: UInt8) -> Bool {
-        let targetBytesBelow64: UInt64 = 0xAFFF_FFFA_0000_0000
-        let targetBytesFrom64: UInt64 = 0x47FF_FFFE_AFFF_FFFF
-        return byte < 64 ? targetBytesBelow64 & (1 << byte) != 0 : byte < 128 && targetBytesFrom64 & (1 << (byte - 64)) != 0
+        isASCII(byte, in: (below64: 0xAFFF_FFFA_0000_0000, from64: 0x47FF_FFFE_AFFF_FFFF))
+    }
+
+    /// Whether `byte` is in a set of ASCII bytes kept as 128 bits: bytes 0-63 in the first word, 64-127
+    /// in the second.
+    @inline(__always)
+    private static func isASCII(_ byte: UInt8, in set: (below64: UInt64, from64: UInt64)) -> Bool {
+        byte < 64 ? set.below64 & (1 << byte) != 0 : byte < 128 && set.from64 & (1 << (byte - 64)) != 0
     }
 
     /// RFC 9110 §5.5: visible bytes, spaces and tabs, and bytes above 0x7F (obs-text); no NUL, CR,
@@ -94,12 +99,10 @@ enum RequestHeadValidation {
         } ?? text.utf8.allSatisfy(test)
     }
 
-    /// Whether `byte` is a `tchar`: a bit of a 128-bit set, bytes 0-63 in the low word.
+    /// Whether `byte` is a `tchar`.
     @inline(__always)
     private static func isTokenByte(_ byte: UInt8) -> Bool {
-        let tokenBytesBelow64: UInt64 = 0x03FF_6CFA_0000_0000
-        let tokenBytesFrom64: UInt64 = 0x57FF_FFFF_C7FF_FFFE
-        return byte < 64 ? tokenBytesBelow64 & (1 << byte) != 0 : byte < 128 && tokenBytesFrom64 & (1 << (byte - 64)) != 0
+        isASCII(byte, in: (below64: 0x03FF_6CFA_0000_0000, from64: 0x57FF_FFFF_C7FF_FFFE))
     }
 
     /// `text` quoted with its control bytes escaped, for an error message.
