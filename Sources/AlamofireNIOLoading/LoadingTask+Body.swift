@@ -125,13 +125,33 @@ extension LoadingTask {
         }
     }
 
-    /// Hands over a body already in memory (collected, local, or a declined redirect's: none).
-    /// The body is taken with what offering it to the cache needs, in one step.
-    func receiveCollectedBody() {
-        let (body, offer) = state.withLock { state in
-            defer { state.collectedBody = nil }
-            return (state.collectedBody, state.cache.offer(of: state.response, to: state.currentRequest))
+    /// Tells the delegate of the final response (the one just decided on, or the stored one) and
+    /// waits for its disposition.
+    func deliverResponse(_ response: ReceivedResponse?) {
+        guard let response else { return dispositionDecided(allow: true) }
+        delegate.loadingTask(self, didReceive: response) { disposition in self.dispositionDecided(allow: disposition == .allow) }
+    }
+
+    /// The delegate's answer to the response. A body kept in memory is already here: the lock
+    /// section that records the answer takes it, with what offering it to the cache needs, and it is
+    /// handed over at once.
+    func dispositionDecided(allow: Bool) {
+        let (action, collected) = state.withLock { state -> (LoadingTaskStateMachine.Action, CollectedBody?) in
+            let action = state.machine.dispositionDecided(allow: allow)
+            guard action == .receiveBody, case .memory = destination else { return (action, nil) }
+            return (action, state.takeCollectedBody())
         }
+        guard let collected else { return perform(action) }
+        handOver(collected)
+    }
+
+    /// Hands over a body already in memory (collected, local, or a declined redirect's: none).
+    func receiveCollectedBody() {
+        handOver(state.withLock { $0.takeCollectedBody() })
+    }
+
+    private func handOver(_ collected: CollectedBody) {
+        let (body, offer) = collected
         let data = body?.readableData ?? Data()
         if !data.isEmpty { delegate.loadingTask(self, didReceive: data) }
         finishBody(offering: data, offer)
@@ -188,6 +208,17 @@ extension LoadingTask {
             })
         setCancelWork({ load.stop(url: request.url) }, generation: generation)
         load.start(protocolClass, request: request, body: body)
+    }
+}
+
+/// A body kept in memory, taken with what offering it to the cache needs.
+typealias CollectedBody = (body: ByteBuffer?, offer: CacheOffer?)
+
+extension LoadingTask.State {
+    /// Takes the body kept in memory with what offering it to the cache needs, in one step.
+    mutating func takeCollectedBody() -> CollectedBody {
+        defer { collectedBody = nil }
+        return (collectedBody, cache.offer(of: response, to: currentRequest))
     }
 }
 

@@ -99,7 +99,9 @@ extension LoadingTask {
             state.challenge = verdict.challenge
             return state.machine.responseReceived(verdict.verdict)
         }
-        perform(action)
+        // The response just kept is the one to deliver: no second look.
+        guard action == .deliverResponse else { return perform(action) }
+        deliverResponse(response)
     }
 
     /// The delegate's answer to a redirect: follow `next`, or (nil) make the redirect the result.

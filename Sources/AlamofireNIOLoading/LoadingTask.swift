@@ -253,12 +253,7 @@ package final class LoadingTask: Sendable {
             }
             delegate.loadingTask(self, didReceive: challenge) { disposition in self.challengeDecided(disposition) }
         case .deliverResponse:
-            guard let response = state.withLock({ $0.response }) else {
-                return perform(state.withLock { $0.machine.dispositionDecided(allow: true) })
-            }
-            delegate.loadingTask(self, didReceive: response) { disposition in
-                self.perform(self.state.withLock { $0.machine.dispositionDecided(allow: disposition == .allow) })
-            }
+            deliverResponse(state.withLock { $0.response })
         case .receiveBody:
             receiveBody()
         case .complete(let failure):
