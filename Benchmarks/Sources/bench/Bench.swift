@@ -5,6 +5,7 @@ import HTTPBinServer
 // `swift run -c release bench --instructions [--client NAME] [--workload W1|W2|W1P|W9|W5]`
 // `swift run -c release bench --profile W1 [--client NAME]` (`BENCH_KEEP_PROFILE=DIR` keeps the callgrind files of it and of `--instructions`)
 // `swift run -c release bench --budget InstructionBudget.json [--record]`
+// `swift run -c release bench --waterfall [--workload W1|W2|W9]` (see Waterfall.swift)
 //
 // Runs each workload through each client in turn (A B C A B C …, so drift hits all alike) and
 // prints the median, min and max of the runs, with each client's ratio to AsyncHTTPClient. Bigger
@@ -27,6 +28,8 @@ struct Options {
     /// Check AlamofireNIO's counts against this instruction budget file (`--record`: write them into it).
     var budgetPath: String?
     var recordBudget = false
+    /// Time each request's stages and the threads' CPU and waiting (W1, W2, W9).
+    var waterfall = false
 
     struct ChildArguments {
         var base = ""
@@ -64,6 +67,7 @@ struct Options {
             case "--profile": profile = try value(argument)
             case "--budget": budgetPath = try value(argument)
             case "--record": recordBudget = true
+            case "--waterfall": waterfall = true
             default: throw BenchError.usage("unknown argument \(argument)")
             }
         }
@@ -132,6 +136,8 @@ enum Bench {
         let clientNames = allClients.filter { options.client == nil || $0 == options.client }
         if let child = options.child {
             try await runChild(child, options: options)
+        } else if options.waterfall {
+            try await Waterfall.run(options: options)
         } else if let budgetPath = options.budgetPath {
             try await runBudget(path: budgetPath, record: options.recordBudget)
         } else if options.instructions || options.profile != nil {
