@@ -131,9 +131,7 @@ struct SerializingTask<Response: Sendable>: Sendable {
         self.shouldAutomaticallyCancel = shouldAutomaticallyCancel
         // The handler is added now (no task to start first) and hands the response over on the
         // serialization queue: no hop to the main queue.
-        request.addingAwaitableHandler {
-            addHandler(request.serializationQueue) { [outcome] in outcome.fulfil($0) }
-        }
+        addHandler(request.serializationQueue) { [outcome] in outcome.fulfil($0) }
     }
 
     var response: Response {

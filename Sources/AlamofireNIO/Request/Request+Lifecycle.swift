@@ -87,29 +87,7 @@ extension Request {
     /// The resume a response handler asks for, made on the request's queue after the statement that added it.
     func resumeAutomatically() {
         announceStart()
-        if callerMaySetUp.load(ordering: .relaxed), let session, session.setsUpWithoutUserCode(self) {
-            return resume(onRootQueue: true)
-        }
         underlyingQueue.async { self.resume(onRootQueue: self.underlyingQueue === self.session?.rootQueue) }
-    }
-
-    /// Adds an awaitable task's response handler with `add`, letting the automatic resume it asks
-    /// for set the request up at once, on the calling thread, when that thread runs a Swift task
-    /// other than the main actor's and setting the request up runs none of the user's code
-    /// (``Session/setsUpWithoutUserCode(_:)``), and no root queue runs the caller. Alamofire sets a
-    /// request up on its root queue after the statement that made it, so that what is chained to it
-    /// applies: nothing is chained after an awaitable task (`serializingData()` ends the chain), and
-    /// nothing a root queue would run first is overtaken. The set-up's events reach the
-    /// monitors in the same order; Alamofire's notifications are posted on the calling thread instead
-    /// of the root queue. This saves waking the root queue's thread on the request's way out, the
-    /// longest stage of a lone request's set-up (see the benchmarks' waterfall).
-    func addingAwaitableHandler(_ add: () -> Void) {
-        let mayAsk =
-            !Thread.isMainThread && withUnsafeCurrentTask { $0 != nil } && DispatchQueue.getSpecific(key: Session.rootQueueMarker) != true
-        guard mayAsk else { return add() }
-        callerMaySetUp.store(true, ordering: .relaxed)
-        add()
-        callerMaySetUp.store(false, ordering: .relaxed)
     }
 
     /// Tells the request's ``RequestLifetimeMonitor``s, once and on this thread (the caller's, where

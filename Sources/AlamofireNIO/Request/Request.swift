@@ -135,9 +135,6 @@ public class Request: @unchecked Sendable {
     /// Whether any of the request's monitors is a ``RequestLifetimeMonitor``: read without the lock,
     /// so a request with none (the usual case) pays nothing to start and end.
     let hasLifetimeMonitors: Atomic<Bool>
-    /// Set while an awaitable task adds its response handler from a Swift task: the automatic
-    /// resume that handler asks for may then set the request up on the calling thread.
-    let callerMaySetUp = Atomic(false)
 
     /// Whether the session's logger is the no-op one: a request without a logger of its own then
     /// logs nothing, and looks no further.

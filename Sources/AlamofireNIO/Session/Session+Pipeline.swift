@@ -116,22 +116,6 @@ extension Session: RequestDelegate {
         request.createTask(for: urlRequest)
     }
 
-    /// Marks every session's root queue, and so the queues that target one: code that finds it
-    /// runs on a root queue.
-    static let rootQueueMarker = DispatchSpecificKey<Bool>()
-
-    /// Whether setting `request` up runs none of the user's code, so that it may run on a thread
-    /// other than the root queue: a plain `DataRequest` made from a URL or string with no parameters,
-    /// no request modifier and no interceptor, in a session without a request queue. An adapter, a
-    /// `URLRequestConvertible`, an encoding or a modifier of the user's runs where Alamofire runs it.
-    func setsUpWithoutUserCode(_ request: Request) -> Bool {
-        guard setsUpOnRootQueue, interceptor == nil, type(of: request) == DataRequest.self,
-            let convertible = (request as? DataRequest)?.convertible as? RequestConvertible, request.interceptor == nil
-        else { return false }
-        return convertible.requestModifier == nil && convertible.parameters.value == nil
-            && (convertible.url is String || convertible.url is URL)
-    }
-
     // MARK: Interceptors
 
     /// The session's interceptor then the request's, as adapters.

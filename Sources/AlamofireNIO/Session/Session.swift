@@ -156,7 +156,6 @@ open class Session: @unchecked Sendable {
         self.logger = logger
         self.logsNothing = logger.handler is SwiftLogNoOpLogHandler
         self.rootQueue = rootQueue
-        rootQueue.setSpecific(key: Session.rootQueueMarker, value: true)
         self.startRequestsImmediately = startRequestsImmediately
         self.requestSetup = requestSetup
         self.setsUpOnRootQueue = requestQueue == nil
