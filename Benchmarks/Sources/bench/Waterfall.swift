@@ -95,13 +95,18 @@ enum Waterfall {
         }
     }
 
-    /// `count` requests, `inFlight` at a time, each one's stamps.
+    /// `count` requests, `inFlight` at a time, each one's stamps. One at a time runs in the calling
+    /// task, as W1's timed loop does: a task group would add a task's start and wake-up to each.
     static func measure(
         count: Int, inFlight: Int, _ stage: @escaping @Sendable () async throws -> StageStamps
-    ) async throws
-        -> [StageStamps]
-    {
-        try await withThrowingTaskGroup(of: StageStamps.self) { group in
+    ) async throws -> [StageStamps] {
+        if inFlight == 1 {
+            var all: [StageStamps] = []
+            all.reserveCapacity(count)
+            for _ in 0..<count { all.append(try await stage()) }
+            return all
+        }
+        return try await withThrowingTaskGroup(of: StageStamps.self) { group in
             var started = 0
             while started < min(inFlight, count) {
                 group.addTask(operation: stage)
