@@ -380,7 +380,7 @@ struct ConnectionFactory: Sendable {
     }
 
     /// Adds TLS to the connected channel and waits for the handshake; returns the protocol ALPN chose.
-    private func handshake(
+    func handshake(
         on channel: any Channel, origin: Origin, deadline: NIODeadline?, errorAfterHandshake: NIOLockedValueBox<(any Error)?>
     ) async throws -> String? {
         let setup = try tlsSetup(for: origin)
@@ -496,8 +496,10 @@ struct ConnectionFactory: Sendable {
         }
     }
 
-    /// Awaits `body`, closing the channel (which fails it) when the connect deadline passes.
-    private func withDeadline<Result>(
+    /// Awaits `body`, closing the channel (which fails it) when the connect deadline passes. The
+    /// timer runs on the channel's event loop, so the deadline is read on that loop's clock (a
+    /// test's loop turns it).
+    func withDeadline<Result>(
         _ deadline: NIODeadline?, on channel: any Channel, _ body: () async throws -> Result
     ) async throws -> Result {
         guard let deadline else { return try await body() }
