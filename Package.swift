@@ -68,6 +68,7 @@ let package = Package(
             name: "AlamofireNIO",
             dependencies: [
                 "AlamofireNIOLoading",
+                "AFCollections",
                 "AFSynchronization",
                 "AlamofireNIOTransport",
                 "CZlib",
@@ -107,6 +108,7 @@ let package = Package(
         .target(
             name: "AlamofireNIOTransport",
             dependencies: [
+                "AFCollections",
                 // zlib for WebSocket permessage-deflate.
                 "CZlib",
                 // The br and zstd decoders, behind their traits.
@@ -130,6 +132,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Small collections for what the package makes per request (a list that keeps its first element inline).
+        .target(name: "AFCollections", swiftSettings: swiftSettings),
         // `Mutex` as the package's modules name it: Synchronization's, with its locking shown to ThreadSanitizer.
         .target(name: "AFSynchronization", dependencies: ["CThreadSanitizer"], swiftSettings: swiftSettings),
         // ThreadSanitizer's annotation functions, weak: present only in a `--sanitize=thread` build.
@@ -305,6 +309,7 @@ let package = Package(
             name: "AlamofireNIOTransportTests",
             dependencies: [
                 "AlamofireNIOTransport",
+                "AFCollections",
                 "transport-probe",
                 httpBinServer,
                 "ChildProcess",

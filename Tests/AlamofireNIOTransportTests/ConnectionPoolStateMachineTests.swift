@@ -1,3 +1,4 @@
+import AFCollections
 import NIOCore
 import Testing
 
@@ -9,22 +10,22 @@ private let idle = TimeAmount.seconds(60)
 
 /// Shorthands with the clock at `t0` unless given.
 extension ConnectionPoolStateMachine {
-    fileprivate mutating func request(_ id: Int, fresh: Bool = false, deadline: NIODeadline? = nil, at now: NIODeadline = t0) -> [Action] {
+    fileprivate mutating func request(_ id: Int, fresh: Bool = false, deadline: NIODeadline? = nil, at now: NIODeadline = t0) -> Actions {
         requestLease(id, needsFreshConnection: fresh, deadline: deadline, now: now)
     }
 
     fileprivate mutating func established(
         _ id: Int, _ version: HTTPVersion = .http1, capacity: Int = 1, at now: NIODeadline = t0
-    ) -> [Action] {
+    ) -> Actions {
         connectionEstablished(id, version: version, capacity: capacity, now: now)
     }
 
-    fileprivate mutating func finished(_ id: Int, reusable: Bool = true, at now: NIODeadline = t0) -> [Action] {
+    fileprivate mutating func finished(_ id: Int, reusable: Bool = true, at now: NIODeadline = t0) -> Actions {
         exchangeFinished(on: id, reusable: reusable, now: now)
     }
 
-    fileprivate mutating func failed(_ id: Int, at now: NIODeadline = t0) -> [Action] { connectionFailed(id, now: now) }
-    fileprivate mutating func closed(_ id: Int, at now: NIODeadline = t0) -> [Action] { connectionClosed(id) }
+    fileprivate mutating func failed(_ id: Int, at now: NIODeadline = t0) -> Actions { connectionFailed(id, now: now) }
+    fileprivate mutating func closed(_ id: Int, at now: NIODeadline = t0) -> Actions { connectionClosed(id) }
 }
 
 @Suite struct ConnectionPoolStateMachineTests {

@@ -1,3 +1,4 @@
+import AFCollections
 import NIOCore
 import NIOPosix
 import Testing
@@ -54,7 +55,7 @@ import Testing
     @Test func waitersBeyondTheFirstConnectionsStreamsOpenTheSecondAsItIsEstablished() {
         var machine = Machine(maximumConnections: 6, maximumHTTP2Connections: 2, mayNegotiateHTTP2: true)
         for request in 1...5 { _ = machine.requestLease(request, now: now) }
-        let leases = (1...4).map { Machine.Action.lease(connection: 0, request: $0) }
+        let leases = Machine.Actions(contentsOf: (1...4).map { Machine.Action.lease(connection: 0, request: $0) })
         #expect(machine.connectionEstablished(0, version: .http2, capacity: 4, now: now) == leases + [.createConnection(1)])
         #expect(machine.connectionEstablished(1, version: .http2, capacity: 4, now: now) == [.lease(connection: 1, request: 5)])
     }

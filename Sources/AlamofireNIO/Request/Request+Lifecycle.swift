@@ -1,3 +1,4 @@
+import AFCollections
 import AFSynchronization
 import AlamofireNIOLoading
 import Foundation

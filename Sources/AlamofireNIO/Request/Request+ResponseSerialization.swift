@@ -149,7 +149,7 @@ extension Request {
         case .run(let serializer):
             serializationQueue.async { serializer() }
         case .complete(let completions):
-            completions.forEach { $0() }
+            completions.forEach { $0.run() }
             cleanup()
         }
     }

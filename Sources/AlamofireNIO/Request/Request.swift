@@ -1,3 +1,4 @@
+import AFCollections
 import AFSynchronization
 import AlamofireNIOLoading
 public import Foundation
@@ -84,11 +85,11 @@ public class Request: @unchecked Sendable {
         var credential: URLCredential?
         /// The client certificate set by `authenticate(with: SecIdentity)`.
         var clientIdentity: SecIdentity?
-        var requests: [URLRequest] = []
+        var requests: InlineFirstList<URLRequest> = []
         /// The loading tasks made, one per attempt, and the `URLSessionTask` stand-ins made for them so far.
-        var tasks: [LoadingTask] = []
+        var tasks: InlineFirstList<LoadingTask> = []
         var sessionTasks: [ObjectIdentifier: URLSessionTask] = [:]
-        var allMetrics: [TaskMetrics] = []
+        var allMetrics: InlineFirstList<TaskMetrics> = []
         /// The last attempt's HTTP response, made into Foundation's type when first read.
         var response: ReceivedResponse?
         var data: Data?
@@ -354,7 +355,7 @@ public class Request: @unchecked Sendable {
     // MARK: What the attempts produced
 
     /// All `URLRequest`s created on behalf of the `Request`, including original and adapted requests.
-    public var requests: [URLRequest] { mutableState.withLock { $0.requests } }
+    public var requests: [URLRequest] { mutableState.withLock { $0.requests.array } }
     /// First `URLRequest` created on behalf of the `Request`. May not be the first one actually executed.
     public var firstRequest: URLRequest? { requests.first }
     /// Last `URLRequest` created on behalf of the `Request`.
@@ -393,9 +394,9 @@ public class Request: @unchecked Sendable {
     public var task: URLSessionTask? { lastTask }
 
     /// All metrics gathered on behalf of the `Request`, one per task.
-    public var allMetrics: [TaskMetrics] { mutableState.withLock { $0.allMetrics } }
+    public var allMetrics: [TaskMetrics] { mutableState.withLock { $0.allMetrics.array } }
     /// First metrics gathered on behalf of the `Request`.
-    public var firstMetrics: TaskMetrics? { allMetrics.first }
+    public var firstMetrics: TaskMetrics? { mutableState.withLock { $0.allMetrics.first } }
     /// Last metrics gathered on behalf of the `Request`.
     public var lastMetrics: TaskMetrics? { mutableState.withLock { $0.allMetrics.last } }
     /// Current metrics gathered on behalf of the `Request`.

@@ -1,3 +1,4 @@
+import AFCollections
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -25,6 +26,12 @@ import FoundationNetworking
 struct RequestStateMachine<Task: AnyObject & Sendable> {
     typealias Work = @Sendable () -> Void
 
+    /// A serializer or a completion in its list. Wrapped, the closure is stored as it is; a bare
+    /// closure in a generic list is converted on the way in and on the way out, an allocation each.
+    struct ListedWork {
+        let run: Work
+    }
+
     enum Phase {
         /// Nothing has happened yet: a lazily set-up request waits for its first resume.
         case notStarted
@@ -44,8 +51,8 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
     private(set) var retryCount = 0
     /// Whether a WebSocket request was closed (see ``close()``).
     private(set) var isClosed = false
-    private var serializers: [Work] = []
-    private var completions: [Work] = []
+    private var serializers: InlineFirstList<ListedWork> = []
+    private var completions: InlineFirstList<ListedWork> = []
 
     var isCancelled: Bool { state == .cancelled }
 
@@ -285,7 +292,7 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
 
     /// Adds a serializer; returns whether processing had ended and must start again for it.
     mutating func appendSerializer(_ serializer: @escaping Work) -> Bool {
-        serializers.append(serializer)
+        serializers.append(ListedWork(run: serializer))
         guard case .finished = phase else { return false }
         phase = .finishing
         if state == .finished { state = .resumed }
@@ -296,14 +303,14 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
         case none
         case run(Work)
         /// Every serializer ran: call their completions, in order.
-        case complete([Work])
+        case complete(InlineFirstList<ListedWork>)
     }
 
     /// The next serializer to run, or, when none is left, the completions; both decided under one
     /// lock, so a serializer appended meanwhile is either run here or restarts processing.
     mutating func nextSerializerStep() -> SerializerStep {
         guard case .finishing = phase else { return .none }
-        if completions.count < serializers.count { return .run(serializers[completions.count]) }
+        if completions.count < serializers.count { return .run(serializers[completions.count].run) }
         let done = completions
         serializers.removeAll()
         completions.removeAll()
@@ -314,6 +321,6 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
 
     /// A serializer is done; `completion` calls the user's handler.
     mutating func serializerCompleted(_ completion: @escaping Work) {
-        completions.append(completion)
+        completions.append(ListedWork(run: completion))
     }
 }

@@ -215,14 +215,17 @@ final class ActiveExchange: @unchecked Sendable {
     }
 
     /// Stops the timer and the body writer; a writer waiting for the channel to drain is released
-    /// with `writerError` (a server may answer before it has read the whole body).
-    private func stopWork(writerError: any Error) {
+    /// with `writerError` (a server may answer before it has read the whole body). The error is made
+    /// only for such a writer: boxed as `any Error` it allocates, which a success would do for nothing.
+    private func stopWork(writerError: @autoclosure () -> any Error) {
         idleTimeoutTask?.cancel()
         idleTimeoutTask = nil
         bodyTask?.cancel()
         bodyTask = nil
-        writabilityPromise?.fail(writerError)
-        writabilityPromise = nil
+        if let writabilityPromise {
+            self.writabilityPromise = nil
+            writabilityPromise.fail(writerError())
+        }
         controller = nil
     }
 

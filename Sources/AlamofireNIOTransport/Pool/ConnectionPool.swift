@@ -1,3 +1,4 @@
+import AFCollections
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -59,8 +60,8 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         /// Turns the machine's actions into work for after the lock: a lease or a failure becomes the
         /// waiter's completion with its connection or error, taken under the same lock as the
         /// machine's decision, so a connection that closes meanwhile cannot slip between the two.
-        mutating func work(for actions: [Machine.Action], origin: Origin) -> [Work] {
-            actions.map { action in
+        mutating func work(for actions: Machine.Actions, origin: Origin) -> InlineFirstList<Work> {
+            actions.mapInline { action in
                 switch action {
                 case .lease(let connectionID, let request):
                     // Closed between the machine's lease and now: the request goes again on a new connection.
@@ -226,7 +227,7 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     // MARK: Actions
 
     /// Runs `change` under the lock, then performs what the machine asked for.
-    private func update(_ change: (inout State) -> [Machine.Action]) {
+    private func update(_ change: (inout State) -> Machine.Actions) {
         let watched = onChange != nil
         let (work, countsChanged) = state.withLockedValue { state in
             let work = state.work(for: change(&state), origin: origin)

@@ -1,3 +1,4 @@
+import AFCollections
 import DequeModule
 import NIOCore
 
@@ -69,6 +70,9 @@ struct ConnectionPoolStateMachine {
         /// Ends the pause after a failed connection attempt.
         case backoff
     }
+
+    /// What one event asks of the pool, in order: most events ask one thing, kept inline.
+    typealias Actions = InlineFirstList<Action>
 
     enum Action: Equatable {
         /// Hand the connection to the request (for HTTP/2, one of its streams).
@@ -156,16 +160,16 @@ struct ConnectionPoolStateMachine {
     mutating func requestLease(
         _ request: Int, needsFreshConnection: Bool = false, deadline: NIODeadline? = nil, now: NIODeadline
     )
-        -> [Action]
+        -> Actions
     {
-        if isShutDown { return [.failRequest(request, .shutDown)] }
-        if isRetired { return [.failRequest(request, .retired)] }
-        if cancelledEarly.remove(request) != nil { return [.failRequest(request, .cancelled)] }
+        if isShutDown { return Actions(.failRequest(request, .shutDown)) }
+        if isRetired { return Actions(.failRequest(request, .retired)) }
+        if cancelledEarly.remove(request) != nil { return Actions(.failRequest(request, .cancelled)) }
         if !needsFreshConnection, let connection = connectionWithRoom() {
-            return [lease(connection, to: request)] + spreadingHTTP2(from: connection)
+            return Actions(lease(connection, to: request)) + spreadingHTTP2(from: connection)
         }
         waiters.append(Waiter(id: request, needsFreshConnection: needsFreshConnection, deadline: deadline))
-        var actions = deadline.map { [arm(.wait(request: request), at: $0)] } ?? []
+        var actions = deadline.map { Actions(arm(.wait(request: request), at: $0)) } ?? []
         let opening = openConnectionsForWaiters()
         actions += opening
         if opening.isEmpty, needsFreshConnection, waiters.count > connectingCount, let idle = idleConnection() {
@@ -177,7 +181,7 @@ struct ConnectionPoolStateMachine {
 
     /// Ends a request's wait. A request not (yet) waiting is remembered, so that a registration
     /// that comes after its cancellation fails at once; ``forgetRequest(_:)`` drops the note.
-    mutating func cancelRequest(_ request: Int) -> [Action] {
+    mutating func cancelRequest(_ request: Int) -> Actions {
         guard let index = waiters.firstIndex(where: { $0.id == request }) else {
             cancelledEarly.insert(request)
             return []
@@ -192,21 +196,21 @@ struct ConnectionPoolStateMachine {
 
     // MARK: Timers
 
-    mutating func timerFired(_ timer: Timer, now: NIODeadline) -> [Action] {
+    mutating func timerFired(_ timer: Timer, now: NIODeadline) -> Actions {
         guard armedTimers.remove(timer) != nil else { return [] }
         switch timer {
         case .idle(let connection):
             guard case .open(_, leased: 0, _) = connections[connection], let since = idleSince[connection] else { return [] }
             // Used since the timer was armed: wait for the rest of the new idle period.
-            if since + idleTimeout > now { return [arm(timer, at: since + idleTimeout)] }
-            return [close(connection)]
+            if since + idleTimeout > now { return Actions(arm(timer, at: since + idleTimeout)) }
+            return Actions(close(connection))
         case .wait(let request):
             guard let index = waiters.firstIndex(where: { $0.id == request }) else { return [] }
             waiters.remove(at: index)
-            return [.failRequest(request, .timedOut)]
+            return Actions(.failRequest(request, .timedOut))
         case .backoff:
             // A failure since it was armed pushed the next attempt back.
-            if let notBefore = retryNotBefore, notBefore > now { return [arm(.backoff, at: notBefore)] }
+            if let notBefore = retryNotBefore, notBefore > now { return Actions(arm(.backoff, at: notBefore)) }
             retryNotBefore = nil
             return openConnectionsForWaiters()
         }
@@ -214,14 +218,14 @@ struct ConnectionPoolStateMachine {
 
     // MARK: Connections
 
-    mutating func connectionEstablished(_ connection: Int, version: HTTPVersion, capacity: Int = 1, now: NIODeadline) -> [Action] {
+    mutating func connectionEstablished(_ connection: Int, version: HTTPVersion, capacity: Int = 1, now: NIODeadline) -> Actions {
         guard connections[connection] == .connecting else { return [] }
         consecutiveFailures = 0
         retryNotBefore = nil
         httpVersion = version
         var actions = disarm(.backoff)
         let news = earlyNews.removeValue(forKey: connection)
-        if isShutDown { return actions + [close(connection)] }
+        if isShutDown { return actions + Actions(close(connection)) }
         if news?.goingAway == true {
             // Told to go away before it was registered: it closes itself once its streams end.
             connections[connection] = .closing
@@ -233,7 +237,7 @@ struct ConnectionPoolStateMachine {
     }
 
     /// An HTTP/2 server changed its stream limit.
-    mutating func connectionCapacityChanged(_ connection: Int, capacity: Int, now: NIODeadline) -> [Action] {
+    mutating func connectionCapacityChanged(_ connection: Int, capacity: Int, now: NIODeadline) -> Actions {
         switch connections[connection] {
         case .connecting:
             earlyNews[connection, default: EarlyNews()].capacity = capacity
@@ -248,7 +252,7 @@ struct ConnectionPoolStateMachine {
 
     /// An HTTP/2 server sent GOAWAY: the connection takes no new stream and closes itself once its
     /// streams are done.
-    mutating func connectionGoingAway(_ connection: Int) -> [Action] {
+    mutating func connectionGoingAway(_ connection: Int) -> Actions {
         switch connections[connection] {
         case .connecting:
             earlyNews[connection, default: EarlyNews()].goingAway = true
@@ -266,13 +270,13 @@ struct ConnectionPoolStateMachine {
     /// connection is left to serve them. An attempt that ran out of time (`timedOut`) fails only the
     /// waiters whose deadline has passed (and those with none, whose bound was the attempt's): a
     /// later one waits on for its own. Later attempts wait for the backoff.
-    mutating func connectionFailed(_ connection: Int, timedOut: Bool = false, now: NIODeadline) -> [Action] {
+    mutating func connectionFailed(_ connection: Int, timedOut: Bool = false, now: NIODeadline) -> Actions {
         guard connections.removeValue(forKey: connection) != nil else { return [] }
         earlyNews[connection] = nil
         consecutiveFailures += 1
         let notBefore = now + Self.backoff(afterFailures: consecutiveFailures)
         retryNotBefore = notBefore
-        var actions: [Action] = []
+        var actions = Actions()
         // An open HTTP/2 connection will serve every waiter but one that needs a fresh connection: an
         // attempt that failed beside it (one opened to spread its streams) fails none of the others.
         let servedByHTTP2 = connections.openHTTP2Count > 0
@@ -297,35 +301,35 @@ struct ConnectionPoolStateMachine {
     }
 
     /// An exchange ended; a `reusable` connection can serve again, any other is closing.
-    mutating func exchangeFinished(on connection: Int, reusable: Bool, now: NIODeadline) -> [Action] {
+    mutating func exchangeFinished(on connection: Int, reusable: Bool, now: NIODeadline) -> Actions {
         guard case .open(let version, let leased, let capacity) = connections[connection], leased > 0 else { return [] }
         let stillLeased = leased - 1
         guard reusable, !isShutDown || stillLeased > 0 else {
-            return [close(connection)] + openConnectionsForWaiters()
+            return Actions(close(connection)) + openConnectionsForWaiters()
         }
         connections[connection] = .open(version, leased: stillLeased, capacity: capacity)
         if isShutDown { return [] }
         if let index = waiters.firstIndex(where: { !$0.needsFreshConnection }) {
             let waiter = waiters.remove(at: index)
-            return disarmingTimer(of: waiter) + [lease(connection, to: waiter.id)] + spreadingHTTP2(from: connection)
+            return disarmingTimer(of: waiter) + Actions(lease(connection, to: waiter.id)) + spreadingHTTP2(from: connection)
         }
         if stillLeased == 0, !waiters.isEmpty, roomForMore == 0 {
             // Only waiters that need a new connection remain and the limit is reached: make room.
-            return [close(connection)]
+            return Actions(close(connection))
         }
         let idle = stillLeased == 0 ? becameIdle(connection, now: now) : []
         return idle + openConnectionsForWaiters()
     }
 
     /// The socket closed, for whatever reason: the connection stops counting.
-    mutating func connectionClosed(_ connection: Int) -> [Action] {
+    mutating func connectionClosed(_ connection: Int) -> Actions {
         guard let state = connections[connection], state != .connecting else { return [] }
         connections.removeValue(forKey: connection)
         idleSince[connection] = nil
         return disarm(.idle(connection: connection)) + openConnectionsForWaiters()
     }
 
-    mutating func shutDown() -> [Action] {
+    mutating func shutDown() -> Actions {
         isShutDown = true
         var actions = disarm(.backoff)
         while !waiters.isEmpty { actions += failing(waiters.removeFirst(), .shutDown) }
@@ -367,12 +371,12 @@ struct ConnectionPoolStateMachine {
     /// ``streamsBeforeSpreading`` streams (or is full, below that) and the origin has fewer than
     /// ``maximumHTTP2Connections`` connections open or opening (whatever they negotiated: one that fell
     /// back to HTTP/1.1 counts), room under the per-host limit, and no backoff running.
-    private mutating func spreadingHTTP2(from connection: Int) -> [Action] {
+    private mutating func spreadingHTTP2(from connection: Int) -> Actions {
         guard case .open(.http2, let leased, let capacity) = connections[connection], leased >= min(Self.streamsBeforeSpreading, capacity),
             connections.notClosingCount < maximumHTTP2Connections, roomForMore > 0, !isShutDown, !isRetired,
             retryNotBefore == nil
         else { return [] }
-        return [newConnection()]
+        return Actions(newConnection())
     }
 
     private mutating func newConnection() -> Action {
@@ -409,22 +413,22 @@ struct ConnectionPoolStateMachine {
     }
 
     /// Leases the connection to waiters while it has room; a connection that stays idle arms its timer.
-    private mutating func serveWaiters(on connection: Int, isNew: Bool, now: NIODeadline) -> [Action] {
-        var actions: [Action] = []
+    private mutating func serveWaiters(on connection: Int, isNew: Bool, now: NIODeadline) -> Actions {
+        var actions = Actions()
         while case .open(_, let leased, let capacity) = connections[connection], leased < capacity,
             let index = waiters.firstIndex(where: { isNew || !$0.needsFreshConnection })
         {
             let waiter = waiters.remove(at: index)
-            actions += disarmingTimer(of: waiter) + [lease(connection, to: waiter.id)]
+            actions += disarmingTimer(of: waiter) + Actions(lease(connection, to: waiter.id))
         }
         if case .open(_, leased: 0, _) = connections[connection] { actions += becameIdle(connection, now: now) }
         return actions
     }
 
-    private mutating func becameIdle(_ connection: Int, now: NIODeadline) -> [Action] {
+    private mutating func becameIdle(_ connection: Int, now: NIODeadline) -> Actions {
         idleSince[connection] = now
         let timer = Timer.idle(connection: connection)
-        return armedTimers.contains(timer) ? [] : [arm(timer, at: now + idleTimeout)]
+        return armedTimers.contains(timer) ? [] : Actions(arm(timer, at: now + idleTimeout))
     }
 
     private mutating func arm(_ timer: Timer, at deadline: NIODeadline) -> Action {
@@ -432,27 +436,27 @@ struct ConnectionPoolStateMachine {
         return .schedule(timer, at: deadline)
     }
 
-    private mutating func disarm(_ timer: Timer) -> [Action] {
-        armedTimers.remove(timer) == nil ? [] : [.cancel(timer)]
+    private mutating func disarm(_ timer: Timer) -> Actions {
+        armedTimers.remove(timer) == nil ? [] : Actions(.cancel(timer))
     }
 
-    private mutating func disarmingTimer(of waiter: Waiter) -> [Action] {
+    private mutating func disarmingTimer(of waiter: Waiter) -> Actions {
         disarm(.wait(request: waiter.id))
     }
 
-    private mutating func failing(_ waiter: Waiter, _ reason: FailureReason) -> [Action] {
-        disarmingTimer(of: waiter) + [.failRequest(waiter.id, reason)]
+    private mutating func failing(_ waiter: Waiter, _ reason: FailureReason) -> Actions {
+        disarmingTimer(of: waiter) + Actions(.failRequest(waiter.id, reason))
     }
 
     /// Opens connections until every waiter has one coming or the limit is reached; none while an
     /// HTTP/2 connection serves the origin (its waiters wait for a stream) or during the backoff
     /// after a failure, and only one at a time while the origin may speak HTTP/2.
-    private mutating func openConnectionsForWaiters() -> [Action] {
+    private mutating func openConnectionsForWaiters() -> Actions {
         guard !isShutDown, !isRetired, retryNotBefore == nil, waiters.count > connectingCount, roomForMore > 0 else { return [] }
         let servedByHTTP2 = connections.openHTTP2Count > 0
         guard !servedByHTTP2 || waiters.contains(where: \.needsFreshConnection) else { return [] }
         let oneAtATime = mayNegotiateHTTP2 && httpVersion != .http1
-        var actions: [Action] = []
+        var actions = Actions()
         while waiters.count > connectingCount, roomForMore > 0, !(oneAtATime && connectingCount > 0) {
             actions.append(newConnection())
         }
