@@ -223,4 +223,40 @@ import FoundationNetworking
             #expect(mine == names.map(\.rawValue))
         }
     }
+
+    /// The notifications' `userInfo` is kept for an attempt's posts and holds the request: the
+    /// request lets it go at `didFinishNotification`, so a finished request is freed. A request
+    /// retried after its first finish (a serializer failed) keeps and lets go a second.
+    @Test(arguments: [false, true])
+    func aFinishedRequestIsFreedAfterItsNotifications(retried: Bool) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Session()
+            weak var released: DataRequest?
+            do {
+                let retrier = RetryOnce()
+                let request = session.request(server.url("/get"), interceptor: retrier)
+                released = request
+                // A JSON object does not decode as an `Int`: the serializer fails after the first
+                // finish, and the retrier starts a second attempt.
+                let response =
+                    retried
+                    ? try await withTimeout { await request.serializingDecodable(Int.self).response }.map { _ in Data() }
+                    : try await withTimeout { await request.serializingData().response }
+                #expect(request.retryCount == (retried ? 1 : 0))
+                #expect(response.response?.statusCode == 200)
+                #expect((response.error != nil) == retried)
+                try await untilFinished(request)
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while released != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(released == nil, "the finished request is still held")
+        }
+    }
+}
+
+/// Retries a request's first failure, at once, and no other.
+private final class RetryOnce: RequestInterceptor, Sendable {
+    func retry(_ request: Request, for session: Session, dueTo error: any Error, completion: @escaping @Sendable (RetryResult) -> Void) {
+        completion(request.retryCount == 0 ? .retry : .doNotRetry)
+    }
 }

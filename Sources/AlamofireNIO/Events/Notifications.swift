@@ -1,3 +1,4 @@
+import AFSynchronization
 public import Foundation
 
 #if canImport(FoundationNetworking)
@@ -21,6 +22,24 @@ extension Request {
     public static let didCancelTaskNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didCancelTask")
     /// Posted when a `URLSessionTask` is completed. The `Notification` contains the `Request` associated with the `URLSessionTask`.
     public static let didCompleteTaskNotification = Notification.Name(rawValue: "org.alamofire.notification.name.request.didCompleteTask")
+}
+
+extension Request {
+    /// The `userInfo` of the request's notifications: one dictionary for every post of an attempt
+    /// (four on a plain request), made at the first. It holds the request, so the request lets it
+    /// go when it posts `didFinishNotification`, the last of an attempt; a retry after that makes
+    /// another.
+    func notificationUserInfo(lastOfAttempt: Bool) -> [AnyHashable: Any] {
+        mutableState.withLock { state in
+            if let kept = state.notificationUserInfo {
+                if lastOfAttempt { state.notificationUserInfo = nil }
+                return kept
+            }
+            let made: [AnyHashable: Any] = [requestKey: self]
+            if !lastOfAttempt { state.notificationUserInfo = made }
+            return made
+        }
+    }
 }
 
 extension Notification {
@@ -54,7 +73,8 @@ public final class AlamofireNotifications: EventMonitor {
 
     /// Posts `name` with `request` in its `userInfo`.
     func post(_ name: Notification.Name, for request: Request) {
-        NotificationCenter.default.post(name: name, object: nil, userInfo: [requestKey: request])
+        let userInfo = request.notificationUserInfo(lastOfAttempt: name == Request.didFinishNotification)
+        NotificationCenter.default.post(name: name, object: nil, userInfo: userInfo)
     }
 
     /// Called when `resume()` is called on a request: posts `Request.didResumeNotification`.

@@ -115,6 +115,9 @@ public class Request: @unchecked Sendable {
         var isPerformingOutbox = false
         /// The logger given by ``Request/logging(to:)``.
         var ownLogger: Logger?
+        /// The `userInfo` of the attempt's notifications, from its first post to `didFinishNotification`
+        /// (see ``Request/notificationUserInfo(lastOfAttempt:)``).
+        var notificationUserInfo: [AnyHashable: Any]?
         /// Whether the ``RequestLifetimeMonitor``s have been told the request starts, and that it ended.
         var startAnnounced = false
         var endAnnounced = false
