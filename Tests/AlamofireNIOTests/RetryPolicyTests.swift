@@ -116,7 +116,7 @@ import FoundationNetworking
             let policy = RecordingPolicy()
             let session = keepAlive(Session(interceptor: policy))
             let clock = ManualScheduler()
-            session.retryDelayScheduler = clock
+            session.delayScheduler = clock
             let request = session.request(server.url("/status/503")).validate()
             let task = request.serializingData()
             let first = try await clock.next()
@@ -142,7 +142,7 @@ import FoundationNetworking
             let policy = RecordingPolicy(exponentialBackoffScale: 3600)
             let session = keepAlive(Session(interceptor: policy))
             let clock = ManualScheduler()
-            session.retryDelayScheduler = clock
+            session.delayScheduler = clock
             let request = session.request(server.url("/status/503")).validate()
             let task = request.serializingData()
             let backoff = try await clock.next()

@@ -317,15 +317,52 @@ import FoundationNetworking
         }
     }
 
+    /// On a manual clock: the first automatic ping goes out once its interval has passed, and a pong
+    /// still missing at the end of the next interval fails the request with `timedOut`, not before.
     @Test func aMissedPongFailsTheRequestWithTimedOut() async throws {
         try await Self.withServer { server in
             let session = keepAlive(Session())
+            let clock = ManualScheduler()
+            session.delayScheduler = clock
             let log = EventLog()
-            session.webSocketRequest(to: server.url("silent"), configuration: .pingInterval(0.2)).streamMessageEvents(
+            session.webSocketRequest(to: server.url("silent"), configuration: .pingInterval(30)).streamMessageEvents(
                 on: queue, handler: log.record)
+            let ping = try await clock.next()
+            #expect(ping.delay == 30)
+            ping.fire()
+            let pongDeadline = try await clock.next()
+            #expect(pongDeadline.delay == 30)
+            #expect(log.completed == nil)
+            pongDeadline.fire()
             try await log.waitForCompletion()
             #expect(log.all == ["connected(nil)", "completed"])
             #expect((log.completed?.error?.underlyingError as? URLError)?.code == .timedOut)
+        }
+    }
+
+    /// On a manual clock: a pong that arrives in time schedules the next ping, and its deadline
+    /// passing then leaves the WebSocket open.
+    @Test func aPongInTimeKeepsTheSocketOpenAndSchedulesTheNextPing() async throws {
+        try await Self.withServer { server in
+            let session = keepAlive(Session())
+            let clock = ManualScheduler()
+            session.delayScheduler = clock
+            let log = EventLog()
+            let request = session.webSocketRequest(to: server.url("echo"), configuration: .pingInterval(30))
+            request.streamMessageEvents(on: queue, handler: log.record)
+            try await clock.next().fire()
+            // The pong's deadline is scheduled as the ping is sent, the next ping when the pong arrives.
+            let pongDeadline = try await clock.next()
+            let nextPing = try await clock.next()
+            #expect(pongDeadline.delay == 30 && nextPing.delay == 30)
+            pongDeadline.fire()
+            // The deadline's work ran: the request's queue is serial.
+            await withCheckedContinuation { continuation in request.underlyingQueue.async { continuation.resume() } }
+            #expect(log.completed == nil)
+            request.close(sending: .normalClosure)
+            try await log.waitForCompletion()
+            #expect(log.completed?.error == nil)
+            #expect(log.all == ["connected(nil)", "disconnected(1000,nil)", "completed"])
         }
     }
 

@@ -54,7 +54,7 @@ extension Session: RequestDelegate {
             self.perform(request)
         }
         if let timeDelay, timeDelay > 0 {
-            retryDelayScheduler.schedule(after: timeDelay, on: rootQueue, DispatchWorkItem(block: retry))
+            delayScheduler.schedule(after: timeDelay, on: rootQueue, DispatchWorkItem(block: retry))
         } else {
             rootQueue.async(execute: retry)
         }

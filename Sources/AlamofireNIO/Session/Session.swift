@@ -64,12 +64,13 @@ open class Session: @unchecked Sendable {
     let transport: HTTPTransport
     let loading: LoadingSession
     let activeRequests = Mutex<Set<Request>>([])
-    /// Runs retry delays; tests replace it with a manual clock.
-    var retryDelayScheduler: any DelayedWorkScheduler {
-        get { retryDelaySchedulerStorage.withLock { $0 } }
-        set { retryDelaySchedulerStorage.withLock { $0 = newValue } }
+    /// Runs the session's delays (retry delays, WebSocket requests' automatic pings and their pong
+    /// deadlines); tests replace it with a manual clock.
+    var delayScheduler: any DelayedWorkScheduler {
+        get { delaySchedulerStorage.withLock { $0 } }
+        set { delaySchedulerStorage.withLock { $0 = newValue } }
     }
-    private let retryDelaySchedulerStorage = Mutex<any DelayedWorkScheduler>(DispatchDelayedWorkScheduler())
+    private let delaySchedulerStorage = Mutex<any DelayedWorkScheduler>(DispatchDelayedWorkScheduler())
     /// Requests made that will not resume on their own, held weakly until they finish, for ``deinit``
     /// (the others are in ``activeRequests`` once set up).
     let unfinishedRequests = RequestRegistry()

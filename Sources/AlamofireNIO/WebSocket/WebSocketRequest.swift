@@ -354,7 +354,8 @@ public import FoundationNetworking
     }
 
     /// Sends a ping every `pingInterval` seconds while the WebSocket is open; a pong that has not
-    /// arrived within the interval fails the request with `URLError(.timedOut)`.
+    /// arrived within the interval fails the request with `URLError(.timedOut)`. Both delays run on
+    /// the session's ``Session/delayScheduler``.
     func startAutomaticPing(every pingInterval: TimeInterval) {
         let generation = socketState.withLock { state -> Int? in
             guard state.isOpen else { return nil }
@@ -362,14 +363,15 @@ public import FoundationNetworking
             return state.pingGeneration
         }
         guard let generation else { return }
-        underlyingQueue.asyncAfter(deadline: .now() + pingInterval) { [weak self] in
+        let scheduler = session?.delayScheduler ?? DispatchDelayedWorkScheduler()
+        let ping = DispatchWorkItem { [weak self] in
             guard let self, self.isAutomaticPingCurrent(generation), self.isResumed, let task = self.loadingTask else { return }
             let answered = Mutex(false)
             self.sendPing(respondingOn: self.underlyingQueue) { response in
                 answered.withLock { $0 = true }
                 if case .pong = response { self.startAutomaticPing(every: pingInterval) }
             }
-            self.underlyingQueue.asyncAfter(deadline: .now() + pingInterval) {
+            let deadline = DispatchWorkItem {
                 guard !answered.withLock({ $0 }), self.isAutomaticPingCurrent(generation) else { return }
                 task.abandonWebSocket(
                     failingWith: URLError(
@@ -379,7 +381,9 @@ public import FoundationNetworking
                             NSURLErrorFailingURLErrorKey: self.request?.url as Any,
                         ]))
             }
+            scheduler.schedule(after: pingInterval, on: self.underlyingQueue, deadline)
         }
+        scheduler.schedule(after: pingInterval, on: underlyingQueue, ping)
     }
 
     /// Whether the automatic ping of `generation` is still wanted (the WebSocket open, no newer one).
