@@ -224,33 +224,71 @@ import FoundationNetworking
         }
     }
 
-    /// The notifications' `userInfo` is kept for an attempt's posts and holds the request: the
-    /// request lets it go at `didFinishNotification`, so a finished request is freed. A request
-    /// retried after its first finish (a serializer failed) keeps and lets go a second.
-    @Test(arguments: [false, true])
-    func aFinishedRequestIsFreedAfterItsNotifications(retried: Bool) async throws {
+    /// How a request ends in ``aRequestIsFreedAfterItsNotifications(_:)``.
+    enum NotifiedPath: String, CaseIterable, CustomTestStringConvertible {
+        case plain
+        /// A serializer fails after the first finish and the retrier starts a second attempt.
+        case retriedAfterFinish
+        /// A serializer cancels the request: `didCancelNotification` is posted while it finishes.
+        case cancelledWhileSerializing
+        /// Suspended before its first resume (no session holds it), then dropped.
+        case suspendedBeforeResume
+
+        var testDescription: String { rawValue }
+    }
+
+    /// The notifications' `userInfo` holds the request, so the request keeps it only while it is
+    /// under way and lets it go at `didFinishNotification`: whichever way a request ends, it is
+    /// freed once nothing else holds it.
+    @Test(arguments: NotifiedPath.allCases)
+    func aRequestIsFreedAfterItsNotifications(_ path: NotifiedPath) async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let session = Session()
+            let session = Session(startRequestsImmediately: path != .suspendedBeforeResume)
             weak var released: DataRequest?
             do {
-                let retrier = RetryOnce()
-                let request = session.request(server.url("/get"), interceptor: retrier)
+                let request = session.request(server.url("/get"), interceptor: RetryOnce())
                 released = request
-                // A JSON object does not decode as an `Int`: the serializer fails after the first
-                // finish, and the retrier starts a second attempt.
-                let response =
-                    retried
-                    ? try await withTimeout { await request.serializingDecodable(Int.self).response }.map { _ in Data() }
-                    : try await withTimeout { await request.serializingData().response }
-                #expect(request.retryCount == (retried ? 1 : 0))
-                #expect(response.response?.statusCode == 200)
-                #expect((response.error != nil) == retried)
-                try await untilFinished(request)
+                switch path {
+                case .plain:
+                    let response = try await withTimeout { await request.serializingData().response }
+                    #expect(response.response?.statusCode == 200 && response.error == nil)
+                case .retriedAfterFinish:
+                    // A JSON object does not decode as an `Int`.
+                    let response = try await withTimeout { await request.serializingDecodable(Int.self).response }
+                    #expect(request.retryCount == 1 && response.error != nil)
+                case .cancelledWhileSerializing:
+                    let canceller = CancellingSerializer(request: request)
+                    let response = try await withTimeout { await request.serializingResponse(using: canceller).response }
+                    #expect(response.response?.statusCode == 200)
+                    #expect(request.isCancelled)
+                case .suspendedBeforeResume:
+                    request.suspend()
+                    #expect(request.isSuspended)
+                }
+                if path != .suspendedBeforeResume { try await untilFinished(request) }
             }
             let deadline = ContinuousClock.now + .seconds(10)
             while released != nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
-            #expect(released == nil, "the finished request is still held")
+            #expect(released == nil, "the request is still held")
         }
+    }
+}
+
+/// Cancels its request as it serializes the response (the request is then finishing).
+private struct CancellingSerializer: DataResponseSerializerProtocol {
+    /// Weak: the serializer is kept by the request it cancels.
+    private let box: WeakRequest
+
+    init(request: Request) { box = WeakRequest(request) }
+
+    func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data?, error: (any Error)?) throws -> Data {
+        box.request?.cancel()
+        return data ?? Data()
+    }
+
+    private final class WeakRequest: Sendable {
+        weak let request: Request?
+        init(_ request: Request) { self.request = request }
     }
 }
 

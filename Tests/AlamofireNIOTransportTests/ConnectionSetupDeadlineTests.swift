@@ -83,7 +83,16 @@ import Testing
         let settings = loop.makePromise(of: Int.self)
         channel.closeFuture.whenComplete { _ in settings.fail(ChannelError.ioOnClosedChannel) }
         let deadline = loop.now + .seconds(10)
-        let step = Task { try await factory.withDeadline(deadline, on: channel) { try await settings.futureResult.get() } }
+        // The step's body runs once its timer is armed: the check just before the deadline then
+        // tests the timer, not a step that has not begun.
+        let started = AsyncStream.makeStream(of: Void.self)
+        let step = Task {
+            try await factory.withDeadline(deadline, on: channel) {
+                started.continuation.finish()
+                return try await settings.futureResult.get()
+            }
+        }
+        try await withTimeout { for await _ in started.stream {} }
         await loop.advanceTime(to: deadline - .milliseconds(1))
         #expect(channel.isActive)
         try await Self.passDeadline(loop, deadline, closing: channel)

@@ -57,7 +57,17 @@ enum Waterfall {
         let ids = options.workload.map { [$0] } ?? ["W1", "W2", "W9"]
         guard ids.allSatisfy(["W1", "W2", "W9"].contains) else { throw BenchError.usage("--waterfall covers W1, W2 and W9") }
         let server = try await BenchServer.start(quick: true, largeFiles: false, needsDocuments: true)
-        defer { Task { await server.stop() } }
+        do {
+            try await runWorkloads(ids, on: server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    /// Each workload's waterfall and thread times, against `server`.
+    private static func runWorkloads(_ ids: [String], on server: BenchServer) async throws {
         print("server: \(server.description); per-request stages in µs, median / p99, 2 interleaved rounds per client\n")
         for id in ids {
             guard let workload = workloads(quick: true).first(where: { $0.id == id }) else { continue }
@@ -68,24 +78,32 @@ enum Waterfall {
             let asyncHTTPClient = makeClient("AsyncHTTPClient", for: workload) as! AsyncHTTPClientClient
             var stamps: [String: [StageStamps]] = [:]
             var threads: [String: ThreadTimes] = [:]
-            for round in 0..<3 {
-                for name in ["AlamofireNIO", "AsyncHTTPClient"] {
-                    let stage: @Sendable () async throws -> StageStamps
-                    if name == "AlamofireNIO" {
-                        stage = { try await alamofire.stagedData(url) }
-                    } else {
-                        stage = { try await asyncHTTPClient.stagedData(url) }
+            // The clients are shut down whether the rounds end or fail.
+            let failure: (any Error)?
+            do {
+                for round in 0..<3 {
+                    for name in ["AlamofireNIO", "AsyncHTTPClient"] {
+                        let stage: @Sendable () async throws -> StageStamps
+                        if name == "AlamofireNIO" {
+                            stage = { try await alamofire.stagedData(url) }
+                        } else {
+                            stage = { try await asyncHTTPClient.stagedData(url) }
+                        }
+                        let before = ThreadTimes.sample()
+                        let measured = try await measure(count: round == 0 ? 500 : count, inFlight: inFlight, stage)
+                        // The first round warms connections and code paths.
+                        guard round > 0 else { continue }
+                        stamps[name, default: []] += measured
+                        threads[name, default: ThreadTimes()].add(ThreadTimes.sample().since(before))
                     }
-                    let before = ThreadTimes.sample()
-                    let measured = try await measure(count: round == 0 ? 500 : count, inFlight: inFlight, stage)
-                    // The first round warms connections and code paths.
-                    guard round > 0 else { continue }
-                    stamps[name, default: []] += measured
-                    threads[name, default: ThreadTimes()].add(ThreadTimes.sample().since(before))
                 }
+                failure = nil
+            } catch {
+                failure = error
             }
             try? await alamofire.shutdown()
             try? await asyncHTTPClient.shutdown()
+            if let failure { throw failure }
             print("\(id): \(workload.title)\n")
             printStages(alamofire: stamps["AlamofireNIO"] ?? [], asyncHTTPClient: stamps["AsyncHTTPClient"] ?? [])
             print()
@@ -106,23 +124,10 @@ enum Waterfall {
             for _ in 0..<count { all.append(try await stage()) }
             return all
         }
-        return try await withThrowingTaskGroup(of: StageStamps.self) { group in
-            var started = 0
-            while started < min(inFlight, count) {
-                group.addTask(operation: stage)
-                started += 1
-            }
-            var all: [StageStamps] = []
-            all.reserveCapacity(count)
-            while let stamps = try await group.next() {
-                all.append(stamps)
-                if started < count {
-                    group.addTask(operation: stage)
-                    started += 1
-                }
-            }
-            return all
+        let outcomes = await keepingInFlight(count: count, inFlight: inFlight) { () async -> Result<StageStamps, any Error> in
+            do { return .success(try await stage()) } catch { return .failure(error) }
         }
+        return try outcomes.map { try $0.get() }
     }
 
     static func printStages(alamofire: [StageStamps], asyncHTTPClient: [StageStamps]) {

@@ -198,26 +198,35 @@ func concurrentGets(
     let url = base.appendingPathComponent(BenchServer.smallJSON)
     let cpuStart = processCPUSeconds()
     let start = ContinuousClock.now
-    let errors = await withTaskGroup(of: Int.self) { group in
-        let attempt: @Sendable () async -> Int = { (try? await client.data(url)).map { $0.count == Documents.small.count ? 0 : 1 } ?? 1 }
-        var started = 0
-        while started < min(inFlight, count) {
-            group.addTask(operation: attempt)
-            started += 1
-        }
-        var errors = 0
-        while let failed = await group.next() {
-            errors += failed
-            if started < count {
-                group.addTask(operation: attempt)
-                started += 1
-            }
-        }
-        return errors
-    }
+    let attempt: @Sendable () async -> Int = { (try? await client.data(url)).map { $0.count == Documents.small.count ? 0 : 1 } ?? 1 }
+    let errors = await keepingInFlight(count: count, inFlight: inFlight, attempt).reduce(0, +)
     return Measurement(
         value: Double(count) / seconds(start.duration(to: .now)), errors: errors,
         cpuSecondsPer1000: (processCPUSeconds() - cpuStart) * 1000 / Double(count))
+}
+
+/// Runs `operation` `count` times, `inFlight` at a time (a new one starts as each ends), in a task
+/// group; the results in the order the operations ended.
+func keepingInFlight<Result: Sendable>(
+    count: Int, inFlight: Int, _ operation: @escaping @Sendable () async -> Result
+) async -> [Result] {
+    await withTaskGroup(of: Result.self) { group in
+        var started = 0
+        while started < min(inFlight, count) {
+            group.addTask(operation: operation)
+            started += 1
+        }
+        var results: [Result] = []
+        results.reserveCapacity(count)
+        while let result = await group.next() {
+            results.append(result)
+            if started < count {
+                group.addTask(operation: operation)
+                started += 1
+            }
+        }
+        return results
+    }
 }
 
 /// User and system CPU time this process has used so far.

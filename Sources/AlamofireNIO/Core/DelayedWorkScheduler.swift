@@ -1,8 +1,8 @@
 import Foundation
 
-/// Runs work on a queue after a delay. A session's retry delays (`RetryResult.retryWithDelay`) and
-/// ``OfflineRetrier``'s wait go through one, so that their tests drive them with a manual clock
-/// instead of waiting for real time to pass.
+/// Runs work on a queue after a delay. A session's retry delays (`RetryResult.retryWithDelay`), its
+/// WebSocket requests' automatic pings and pong deadlines, and ``OfflineRetrier``'s wait go through
+/// one, so that their tests drive them with a manual clock instead of waiting for real time to pass.
 package protocol DelayedWorkScheduler: Sendable {
     /// Runs `work` on `queue` once `delay` seconds have passed, unless it is cancelled first.
     func schedule(after delay: TimeInterval, on queue: DispatchQueue, _ work: DispatchWorkItem)

@@ -25,18 +25,21 @@ extension Request {
 }
 
 extension Request {
-    /// The `userInfo` of the request's notifications: one dictionary for every post of an attempt
-    /// (four on a plain request), made at the first. It holds the request, so the request lets it
-    /// go when it posts `didFinishNotification`, the last of an attempt; a retry after that makes
-    /// another.
-    func notificationUserInfo(lastOfAttempt: Bool) -> [AnyHashable: Any] {
+    /// The `userInfo` of the request's notifications. It holds the request, so it is kept only
+    /// while the request is under way (set up and not yet finishing, so that a finish follows):
+    /// made at the first post then and shared by the later ones (four on a plain request), it is
+    /// let go when the request posts `didFinishNotification`, at any post once the request is
+    /// finishing, and at clean-up. A post outside that span (a suspend before the first resume, a
+    /// cancel during serialization) gets a dictionary of its own.
+    func notificationUserInfo(finishing: Bool) -> [AnyHashable: Any] {
         mutableState.withLock { state in
+            let keeps = !finishing && state.machine.isUnderWay
             if let kept = state.notificationUserInfo {
-                if lastOfAttempt { state.notificationUserInfo = nil }
+                if !keeps { state.notificationUserInfo = nil }
                 return kept
             }
             let made: [AnyHashable: Any] = [requestKey: self]
-            if !lastOfAttempt { state.notificationUserInfo = made }
+            if keeps { state.notificationUserInfo = made }
             return made
         }
     }
@@ -73,7 +76,7 @@ public final class AlamofireNotifications: EventMonitor {
 
     /// Posts `name` with `request` in its `userInfo`.
     func post(_ name: Notification.Name, for request: Request) {
-        let userInfo = request.notificationUserInfo(lastOfAttempt: name == Request.didFinishNotification)
+        let userInfo = request.notificationUserInfo(finishing: name == Request.didFinishNotification)
         NotificationCenter.default.post(name: name, object: nil, userInfo: userInfo)
     }
 

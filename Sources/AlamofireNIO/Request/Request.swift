@@ -115,8 +115,8 @@ public class Request: @unchecked Sendable {
         var isPerformingOutbox = false
         /// The logger given by ``Request/logging(to:)``.
         var ownLogger: Logger?
-        /// The `userInfo` of the attempt's notifications, from its first post to `didFinishNotification`
-        /// (see ``Request/notificationUserInfo(lastOfAttempt:)``).
+        /// The `userInfo` of the request's notifications while it is under way
+        /// (see ``Request/notificationUserInfo(finishing:)``).
         var notificationUserInfo: [AnyHashable: Any]?
         /// Whether the ``RequestLifetimeMonitor``s have been told the request starts, and that it ended.
         var startAnnounced = false
@@ -260,6 +260,7 @@ public class Request: @unchecked Sendable {
         let handlers = mutableState.withLock { state in
             defer { state.finishHandlers.removeAll() }
             state.isCleanedUp = true
+            state.notificationUserInfo = nil
             return state.finishHandlers
         }
         handlers.forEach { $0() }
@@ -360,7 +361,7 @@ public class Request: @unchecked Sendable {
     /// All `URLRequest`s created on behalf of the `Request`, including original and adapted requests.
     public var requests: [URLRequest] { mutableState.withLock { $0.requests.array } }
     /// First `URLRequest` created on behalf of the `Request`. May not be the first one actually executed.
-    public var firstRequest: URLRequest? { requests.first }
+    public var firstRequest: URLRequest? { mutableState.withLock { $0.requests.first } }
     /// Last `URLRequest` created on behalf of the `Request`.
     public var lastRequest: URLRequest? { mutableState.withLock { $0.requests.last } }
     /// Current `URLRequest` created on behalf of the `Request`.

@@ -285,6 +285,15 @@ struct RequestStateMachine<Task: AnyObject & Sendable> {
         }
     }
 
+    /// Whether the request is between its set-up and its finish: set up (or being set up) and not
+    /// yet finishing, so that whatever happens next ends in a finish.
+    var isUnderWay: Bool {
+        switch phase {
+        case .notStarted, .finishing, .finished: false
+        default: true
+        }
+    }
+
     /// Whether every serializer has run (until another is added), however the request ended.
     var isProcessingFinished: Bool {
         if case .finished = phase { true } else { false }
