@@ -31,6 +31,20 @@ import Testing
         }
     }
 
+    /// Checks that `step`, whose timer is armed, leaves `channel` open just before `deadline`, fails
+    /// as `.timedOut` once it passes with the channel closed, then stops the loop.
+    static func expectTimedOutExactlyAt<Result: Sendable>(
+        _ deadline: NIODeadline, _ step: Task<Result, any Error>, _ loop: NIOAsyncTestingEventLoop, _ channel: NIOAsyncTestingChannel
+    ) async throws {
+        await loop.advanceTime(to: deadline - .milliseconds(1))
+        #expect(channel.isActive)
+        try await passDeadline(loop, deadline, closing: channel)
+        let error = await #expect(throws: TransportError.self) { try await withTimeout { try await step.value } }
+        #expect(error?.code == .timedOut)
+        #expect(!channel.isActive)
+        await loop.shutdownGracefully()
+    }
+
     static func connectedChannel(on loop: NIOAsyncTestingEventLoop) async throws -> NIOAsyncTestingChannel {
         let channel = NIOAsyncTestingChannel(loop: loop)
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
@@ -49,13 +63,7 @@ import Testing
         // The client's hello went out; no answer comes.
         let hello = try await withTimeout { try await channel.waitForOutboundWrite(as: ByteBuffer.self) }
         #expect(hello.readableBytes > 0)
-        await loop.advanceTime(to: deadline - .milliseconds(1))
-        #expect(channel.isActive)
-        try await Self.passDeadline(loop, deadline, closing: channel)
-        let error = await #expect(throws: TransportError.self) { try await withTimeout { try await handshake.value } }
-        #expect(error?.code == .timedOut)
-        #expect(!channel.isActive)
-        await loop.shutdownGracefully()
+        try await Self.expectTimedOutExactlyAt(deadline, handshake, loop, channel)
     }
 
     @Test func aStepThatEndsBeforeItsDeadlineLeavesTheChannelOpen() async throws {
@@ -93,12 +101,6 @@ import Testing
             }
         }
         try await withTimeout { for await _ in started.stream {} }
-        await loop.advanceTime(to: deadline - .milliseconds(1))
-        #expect(channel.isActive)
-        try await Self.passDeadline(loop, deadline, closing: channel)
-        let error = await #expect(throws: TransportError.self) { try await withTimeout { try await step.value } }
-        #expect(error?.code == .timedOut)
-        #expect(!channel.isActive)
-        await loop.shutdownGracefully()
+        try await Self.expectTimedOutExactlyAt(deadline, step, loop, channel)
     }
 }
