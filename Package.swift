@@ -337,6 +337,7 @@ let package = Package(
                 "httpbin-server",
                 "CZlib",
                 "ChildProcess",
+                "TestWaits",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -57,7 +57,12 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     }
 
     /// Starts `url`'s download and cancels it, producing resume data, once `offset` bytes have arrived.
-    func cancelledDownload(_ session: Session, _ url: URL, after offset: Int64) async throws -> (DownloadRequest, Data?) {
+    /// Downloads `url` (a `/range` held at gate `cut` after `offset` bytes), cancels it by producing
+    /// resume data once `offset` bytes are written, then opens the gate for the requests that follow.
+    func cancelledDownload(
+        _ session: Session, _ server: HTTPBinServer, _ url: URL, after offset: Int64
+    ) async throws -> (DownloadRequest, Data?) {
+        defer { server.release("cut") }
         let request = session.download(url)
         let data = try await withTimeout(seconds: 20) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Data?, Never>) in
@@ -77,10 +82,10 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
         try await HTTPBinServer.withServer { server async throws in
             let monitor = RecordingMonitor()
             try await withScopedSession(monitors: [monitor]) { session, fileManager in
-                // Paced over 4 s, so the 80,000th byte's progress, delivered late under load, still
-                // comes 0.8 s before the body ends (a cancel after the end produces no resume data).
-                let url = server.url("/range/100000?chunk_size=1000&duration=4")
-                let (cancelled, resumeData) = try await cancelledDownload(session, url, after: offset)
+                // The server holds the body after `offset` bytes, so the cancel always comes before its end
+                // (a cancel after the end produces no resume data).
+                let url = server.url("/range/100000?chunk_size=1000&hold=cut&hold_at=\(offset)")
+                let (cancelled, resumeData) = try await cancelledDownload(session, server, url, after: offset)
                 let response = await cancelled.serializingData().response
                 try await untilFinished(cancelled)
                 #expect(response.error?.isExplicitlyCancelledError == true)
@@ -88,8 +93,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
                 #expect(cancelled.resumeData == resumeData)
                 let fields = try resumeDataFields(resumeData)
                 let kept = try #require(fields["bytesReceived"] as? Int)
-                // Progress counts bytes written to the file, all of which are kept.
-                #expect(kept >= offset && kept < 100_000)
+                // Progress counts bytes written to the file, all of which are kept: every byte sent.
+                #expect(kept == offset)
                 #expect(fields["version"] as? Int == 1)
                 #expect(fields["entityTag"] as? String == "\"range100000\"")
                 let name = try #require(fields["temporaryFileName"] as? String)
@@ -124,8 +129,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aTaskForResumeDataIsAnUnstartedDownloadTask() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, _ in
-                let url = server.url("/range/100000?chunk_size=1000&duration=2")
-                let (cancelled, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let url = server.url("/range/100000?chunk_size=1000&hold=cut&hold_at=10000")
+                let (cancelled, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let task = cancelled.task(forResumeData: try #require(resumeData), using: session.session)
                 #expect(task is URLSessionDownloadTask)
                 #expect(task.state == .suspended)
@@ -142,8 +147,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aValidatorByDateContinuesToo() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, _ in
-                let url = server.url("/range/60000?chunk_size=1000&duration=1&etag=none&last_modified=1")
-                let (_, resumeData) = try await cancelledDownload(session, url, after: 20_000)
+                let url = server.url("/range/60000?chunk_size=1000&hold=cut&hold_at=20000&etag=none&last_modified=1")
+                let (_, resumeData) = try await cancelledDownload(session, server, url, after: 20_000)
                 let fields = try resumeDataFields(resumeData)
                 #expect(fields["entityTag"] == nil)
                 #expect(fields["lastModified"] as? String == "Wed, 21 Oct 2026 07:28:00 GMT")
@@ -157,8 +162,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aChangedValidatorStartsOver() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&duration=1")
-                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 // The entity the bytes came from is not the server's any more: it answers If-Range with the whole body.
                 let stale = try changingResumeData(resumeData) { $0["entityTag"] = "\"an older one\"" }
                 let final = await session.download(resumingWith: stale).serializingData().response
@@ -175,8 +180,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, _ in
                 // A server that ignores If-Range answers with a range of its new entity: the client must not append it.
-                let url = server.url("/range/30000?chunk_size=1000&duration=1&ignore_if_range=1")
-                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000&ignore_if_range=1")
+                let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let stale = try changingResumeData(resumeData) { $0["entityTag"] = "\"an older one\"" }
                 let final = await session.download(resumingWith: stale).serializingData().response
                 #expect(final.response?.statusCode == 200)
@@ -189,8 +194,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func anUnsatisfiableRangeStartsOver() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&duration=1")
-                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let fields = try resumeDataFields(resumeData)
                 // The partial file says it holds more than the resource now has.
                 let file = fileManager.directory.appendingPathComponent(try #require(fields["temporaryFileName"] as? String))
@@ -206,8 +211,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aMissingPartialFileStartsOver() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&duration=1")
-                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 for name in fileManager.files { try FileManager.default.removeItem(at: fileManager.directory.appendingPathComponent(name)) }
                 let final = await session.download(resumingWith: try #require(resumeData)).serializingData().response
                 #expect(final.response?.statusCode == 200)
@@ -258,8 +263,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func anErrorAnswerToTheRangeKeepsThePartialFileForTheResumeData() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&duration=1")
-                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let partialName = try #require(try resumeDataFields(resumeData)["temporaryFileName"] as? String)
                 let partialFile = fileManager.directory.appendingPathComponent(partialName)
                 let partial = try Data(contentsOf: partialFile)
@@ -286,8 +291,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     func aDownloadCancelledBeforeItsTaskRunsLeavesThePartialFileToItsResumeData(producingResumeData: Bool) async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&duration=1")
-                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let partial = fileManager.files
                 #expect(partial.count == 1)
                 let request = session.download(resumingWith: try #require(resumeData))
@@ -308,8 +313,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aRetrysPartialFileThatNoTaskTookGoesWithTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&duration=1")
-                let (_, resumeData) = try await cancelledDownload(session, url, after: 10_000)
+                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 #expect(fileManager.files.count == 1)
                 // What a failed attempt leaves for the retry (`keepResumptionForRetry`).
                 let pending = try DownloadResumption(decoding: try #require(resumeData), temporaryDirectory: fileManager.directory)
@@ -345,8 +350,8 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aDownloadWithoutValidatorProducesNoResumeDataAndLeavesNoFile() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&duration=1&etag=none")
-                let (request, resumeData) = try await cancelledDownload(session, url, after: 5_000)
+                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=5000&etag=none")
+                let (request, resumeData) = try await cancelledDownload(session, server, url, after: 5_000)
                 _ = await request.serializingData().response
                 #expect(resumeData == nil)
                 #expect(request.resumeData == nil)
@@ -358,7 +363,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aPlainCancelRemovesThePartialFile() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&duration=1")
+                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=5000")
                 let request = session.download(url)
                 request.downloadProgress { progress in if progress.completedUnitCount >= 5_000 { request.cancel() } }
                 let response = await request.serializingData().response

@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 import NIOHTTP1
+import Synchronization
+import TestWaits
 import Testing
 
 @testable import HTTPBinServer
@@ -61,6 +63,57 @@ import Testing
             let response = try await fetch(server.url("/delay/0?x=1"), .POST, body: .bytes(Array("body".utf8)))
             #expect(response.json["data"] as? String == "body")
             #expect(response.json["args"] as? [String: String] == ["x": "1"])
+        }
+    }
+
+    /// A held request waits, counted, until its gate opens; later requests at an open gate go on at once.
+    @Test func holdAnswersOnceItsGateIsReleased() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let held = Task { try await fetch(server.url("/hold/a?x=1")) }
+            try await server.waitUntil(within: .seconds(10)) { $0.heldRequests == ["a": 1] }
+            server.release("b")
+            #expect(server.statistics.heldRequests == ["a": 1])
+            server.release("a")
+            let response = try await withTimeout { try await held.value }
+            #expect(response.status == 200)
+            #expect(response.json["args"] as? [String: String] == ["x": "1"])
+            #expect(server.statistics.heldRequests == [:])
+            let later = try await withTimeout { try await fetch(server.url("/hold/a")) }
+            #expect(later.status == 200)
+        }
+    }
+
+    /// A held request ends when its client leaves, and is no longer counted.
+    @Test func aHeldRequestWhoseClientLeavesIsNoLongerCounted() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let held = Task { try await fetch(server.url("/hold/gone")) }
+            try await server.waitUntil(within: .seconds(10)) { $0.heldRequests == ["gone": 1] }
+            held.cancel()
+            _ = await held.result
+            try await server.waitUntil(within: .seconds(10)) { $0.heldRequests.isEmpty && $0.openConnections == 0 }
+        }
+    }
+
+    /// `hold_at` stops a whole body after exactly that many bytes until the gate opens; a range is not held.
+    @Test func aRangeHeldAtAnOffsetSendsTheRestOnceReleased() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let partial = try await withTimeout {
+                try await fetch(server.url("/range/30?chunk_size=4&hold=r&hold_at=10"), headers: [("Range", "bytes=20-")])
+            }
+            #expect(partial.status == 206 && partial.text == "uvwxyzabcd")
+            let received = ReceivedBytes()
+            let whole = Task {
+                try await TestConnection.with(server.url("/")) { connection in
+                    try await connection.send(.GET, "/range/30?chunk_size=4&hold=r&hold_at=10") { received.add($0) }
+                }
+            }
+            try await server.waitUntil(within: .seconds(10)) { $0.heldRequests == ["r": 1] }
+            try await received.waitFor(10)
+            #expect(received.count == 10)
+            server.release("r")
+            let response = try await withTimeout { try await whole.value }
+            #expect(response.status == 200)
+            #expect(response.text == "abcdefghijklmnopqrstuvwxyzabcd")
         }
     }
 
@@ -134,5 +187,26 @@ import Testing
             #expect(response.header("Content-Type") == "text/event-stream")
             #expect(response.text == "id: 0\nevent: tick\ndata: {\"id\":0}\n\nid: 1\nevent: tick\ndata: {\"id\":1}\n\n")
         }
+    }
+}
+
+/// Counts the body bytes a client has read so far, and tells each new total.
+private final class ReceivedBytes: Sendable {
+    private let total = Mutex(0)
+    let totals: AsyncStream<Int>
+    private let continuation: AsyncStream<Int>.Continuation
+
+    init() { (totals, continuation) = AsyncStream.makeStream() }
+
+    var count: Int { total.withLock { $0 } }
+
+    func add(_ size: Int) {
+        continuation.yield(total.withLock { $0 += size; return $0 })
+    }
+
+    /// Returns once `count` bytes have been read (failing after the default timeout).
+    func waitFor(_ count: Int) async throws {
+        let totals = self.totals
+        try await withTimeout { for await total in totals where total >= count { return } }
     }
 }

@@ -14,6 +14,8 @@ public struct ConnectionStatistics: Sendable, Equatable {
     public var peakOpenConnections: Int
     /// Requests served on each accepted connection, in the order the connections were accepted.
     public var requestsPerConnection: [Int]
+    /// Requests waiting at each closed gate now, by gate name (see ``HTTPBinServer/release(_:)``).
+    public var heldRequests: [String: Int] = [:]
 
     /// - Parameters:
     ///   - acceptedConnections: connections accepted.
@@ -42,6 +44,11 @@ final class ConnectionRecorder: Sendable {
         /// Callers waiting for the statistics to meet a condition, by the number their wait was given.
         var waiters: [Int: Waiter] = [:]
         var nextWaiterID = 0
+        /// The requests held at each closed gate, by a number of their own.
+        var held: [String: [Int: EventLoopPromise<Void>]] = [:]
+        var nextHoldID = 0
+        /// The gates released: a request reaching one goes on at once.
+        var openGates: Set<String> = []
 
         /// Removes the waiters whose condition now holds, and returns how to resume them.
         mutating func satisfiedWaiters() -> [Resumption] {
@@ -82,6 +89,8 @@ final class ConnectionRecorder: Sendable {
                 state.openIndices[key] = offset
                 state.statistics.requestsPerConnection.append(0)
             }
+            // Requests still held stay counted.
+            state.statistics.heldRequests = state.held.compactMapValues { $0.isEmpty ? nil : $0.count }
         }
     }
 
@@ -150,6 +159,48 @@ final class ConnectionRecorder: Sendable {
             state.waiters.removeValue(forKey: id).map { Resumption(waiter: $0, result: .failure(error(state.statistics))) }
         }
         resumption?.resume()
+    }
+
+    /// Holds the request on `channel` at `gate` until ``release(_:)`` opens it.
+    /// - Throws: `ChannelError.ioOnClosedChannel` when the client leaves first, or the server shuts down.
+    func hold(at gate: String, on channel: any Channel) async throws {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let (id, ready) = state.withLockedValue { state -> (Int?, [Resumption]) in
+            guard !state.openGates.contains(gate) else { return (nil, []) }
+            defer { state.nextHoldID += 1 }
+            state.held[gate, default: [:]][state.nextHoldID] = promise
+            state.statistics.heldRequests[gate, default: 0] += 1
+            return (state.nextHoldID, state.satisfiedWaiters())
+        }
+        ready.forEach { $0.resume() }
+        guard let id else { return promise.succeed() }
+        promise.futureResult.whenFailure { _ in
+            let ready = self.state.withLockedValue { state -> [Resumption] in
+                guard state.held[gate]?.removeValue(forKey: id) != nil else { return [] }
+                state.statistics.heldRequests[gate, default: 1] -= 1
+                if state.statistics.heldRequests[gate] == 0 { state.statistics.heldRequests[gate] = nil }
+                return state.satisfiedWaiters()
+            }
+            ready.forEach { $0.resume() }
+        }
+        try await Exchange.wait(for: promise, unlessClosed: channel)
+    }
+
+    /// Opens `gate`: the requests held there go on, and so does every later one that reaches it.
+    func release(_ gate: String) {
+        let (held, ready) = state.withLockedValue { state in
+            state.openGates.insert(gate)
+            state.statistics.heldRequests[gate] = nil
+            return (state.held.removeValue(forKey: gate).map { Array($0.values) } ?? [], state.satisfiedWaiters())
+        }
+        held.forEach { $0.succeed() }
+        ready.forEach { $0.resume() }
+    }
+
+    /// Fails every held request (the server is shutting down).
+    func failHeldRequests() {
+        let held = state.withLockedValue { state in state.held.values.flatMap(\.values) }
+        held.forEach { $0.fail(ChannelError.ioOnClosedChannel) }
     }
 
     /// Records a request served on `channel`: the connection itself for HTTP/1, a stream of it for HTTP/2.

@@ -37,27 +37,29 @@ struct Exchange: Sendable {
 
     static func pause(_ seconds: Double, unlessClosed channel: any Channel) async throws {
         guard seconds > 0 else { return }
-        // HTTP/2 streams are children of the connection that carries the departure handler.
-        let connection = channel.parent?.parent == nil ? channel : channel.parent ?? channel
-        let eventLoop = connection.eventLoop
+        let eventLoop = connection(of: channel).eventLoop
         let promise = eventLoop.makePromise(of: Void.self)
-        try await eventLoop.flatSubmit {
+        let timer = eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) { promise.succeed() }
+        promise.futureResult.whenFailure { _ in timer.cancel() }
+        try await wait(for: promise, unlessClosed: channel)
+    }
+
+    /// Waits for `promise`, completed elsewhere, or fails it and throws as soon as the client's
+    /// connection closes (a promise completes once: whichever comes first decides).
+    static func wait(for promise: EventLoopPromise<Void>, unlessClosed channel: any Channel) async throws {
+        let connection = connection(of: channel)
+        connection.eventLoop.execute {
             let departure =
                 (try? connection.pipeline.syncOperations.handler(type: ClientDepartureHandler.self).departure) ?? connection.closeFuture
-            let finished = NIOLoopBoundBox(false, eventLoop: eventLoop)
-            let timer = eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
-                guard !finished.value else { return }
-                finished.value = true
-                promise.succeed()
-            }
-            departure.whenComplete { _ in
-                guard !finished.value else { return }
-                finished.value = true
-                timer.cancel()
-                promise.fail(ChannelError.ioOnClosedChannel)
-            }
-            return promise.futureResult
-        }.get()
+            departure.whenComplete { _ in promise.fail(ChannelError.ioOnClosedChannel) }
+        }
+        try await promise.futureResult.get()
+    }
+
+    /// The connection `channel` belongs to: HTTP/2 streams are children of the connection that
+    /// carries the departure handler.
+    private static func connection(of channel: any Channel) -> any Channel {
+        channel.parent?.parent == nil ? channel : channel.parent ?? channel
     }
 
     var method: HTTPRequest.Method { request.method }

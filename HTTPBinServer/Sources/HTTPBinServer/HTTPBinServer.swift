@@ -168,6 +168,7 @@ public final class HTTPBinServer: Sendable {
     /// Stops listening, lets requests in flight finish (for up to two seconds) and closes every connection.
     public func shutdown() async throws {
         try? await faultChannel.close()
+        recorder.failHeldRequests()
         await serviceGroup.triggerGracefulShutdown()
         let running = self.running
         let recorder = self.recorder
@@ -231,6 +232,19 @@ public final class HTTPBinServer: Sendable {
     ) async throws {
         try await recorder.waitUntil(within: timeout, condition)
     }
+
+    /// Opens `gate`: the requests held there (`/hold/:gate`, `/range/:n?hold=gate&hold_at=k`) go on,
+    /// and so does every later one that reaches it. Until then each waits, counted in
+    /// ``ConnectionStatistics/heldRequests``, so a test decides when a slow answer goes on instead
+    /// of relying on a delay; a held request ends when its client leaves or the server shuts down.
+    ///
+    /// ```swift
+    /// let busy = Task { try await fetch(server.url("/hold/busy")) }
+    /// try await server.waitUntil { $0.heldRequests["busy"] == 1 }
+    /// // … what must happen while the request is under way …
+    /// server.release("busy")
+    /// ```
+    public func release(_ gate: String) { recorder.release(gate) }
 
     /// Starts counting afresh; connections open now count as newly accepted.
     public func resetStatistics() { recorder.reset() }

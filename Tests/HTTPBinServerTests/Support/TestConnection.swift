@@ -86,10 +86,12 @@ struct TestConnection {
     }
 
     /// Sends one request and reads its whole response.
-    /// - Parameter keepBody: false to keep only the body's length and digest (for huge bodies).
+    /// - Parameters:
+    ///   - keepBody: false to keep only the body's length and digest (for huge bodies).
+    ///   - onBodyPart: told the size of each body part as it arrives.
     mutating func send(
         _ method: HTTPMethod = .GET, _ path: String, headers: [(String, String)] = [], body: TestBody = .none,
-        keepBody: Bool = true
+        keepBody: Bool = true, onBodyPart: (Int) -> Void = { _ in }
     ) async throws -> TestResponse {
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
         head.headers.add(name: "Host", value: host)
@@ -114,7 +116,7 @@ struct TestConnection {
             }
         }
         try await outbound.write(.end(nil))
-        return try await readResponse(keepBody: keepBody, isHead: method == .HEAD)
+        return try await readResponse(keepBody: keepBody, isHead: method == .HEAD, onBodyPart: onBodyPart)
     }
 
     /// Waits until the server closes the connection; throws if it sends anything instead.
@@ -122,7 +124,7 @@ struct TestConnection {
         if let part = try await inbound.next() { throw TestClientError.unexpectedPart("\(part)") }
     }
 
-    private mutating func readResponse(keepBody: Bool, isHead: Bool) async throws -> TestResponse {
+    private mutating func readResponse(keepBody: Bool, isHead: Bool, onBodyPart: (Int) -> Void) async throws -> TestResponse {
         var response: TestResponse?
         var hasher = SHA256()
         while let part = try await inbound.next() {
@@ -132,6 +134,7 @@ struct TestConnection {
                 if head.status.code < 200 && head.status != .switchingProtocols { continue }
                 response = TestResponse(status: Int(head.status.code), headers: head.headers, body: [], bodyCount: 0, bodySHA256: "")
             case .body(let buffer):
+                onBodyPart(buffer.readableBytes)
                 response?.bodyCount += buffer.readableBytes
                 buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
                 if keepBody { response?.body += buffer.readableBytesView }

@@ -97,6 +97,14 @@ enum Streams {
         return Response(status: .init(code: code), headers: [.contentType: "application/octet-stream"], body: body)
     }
 
+    /// `/hold/:gate`: answers like `/anything` (without `method`) once the test opens `gate` with
+    /// ``HTTPBinServer/release(_:)``.
+    static func hold(_ ex: Exchange, _ rest: [String], gates: ConnectionRecorder) async throws -> Response {
+        guard rest.count == 1 else { throw HTTPBinError(.notFound) }
+        try await gates.hold(at: rest[0], on: ex.channel)
+        return try ex.json(try await Echo.requestDescription(ex))
+    }
+
     /// `/delay/:n`: answers like `/anything` (without `method`) after min(n, 10) seconds.
     static func delay(_ ex: Exchange, _ rest: [String]) async throws -> Response {
         guard rest.count == 1, let seconds = Double(rest[0]), seconds >= 0 else { throw HTTPBinError(.notFound) }
@@ -104,14 +112,15 @@ enum Streams {
         return try ex.json(try await Echo.requestDescription(ex))
     }
 
-    /// `/range/:n?chunk_size=&duration=&etag=&last_modified=&ignore_if_range=&abort_at=`: n bytes of
+    /// `/range/:n?chunk_size=&duration=&etag=&last_modified=&ignore_if_range=&abort_at=&hold=&hold_at=`: n bytes of
     /// `abc…z` repeated, honouring `Range` and `If-Range` with 206 and 416 as RFC 9110 asks. Its ETag
     /// is `range<n>`, or `etag` (none when `etag=none`); with `last_modified` it also has a fixed
     /// `Last-Modified`, which `If-Range` may name instead. `ignore_if_range` answers a range with 206
     /// whatever `If-Range` says (a server that does not check it); `misaligned` answers a range with the
     /// body's first bytes (a broken server); `abort_at=k` closes the connection once k bytes of a whole
-    /// (200) body are sent.
-    static func range(_ ex: Exchange, _ rest: [String]) throws -> Response {
+    /// (200) body are sent; `hold=gate&hold_at=k` stops a whole body once k bytes are sent until the
+    /// test opens `gate` (``HTTPBinServer/release(_:)``) or the client leaves.
+    static func range(_ ex: Exchange, _ rest: [String], gates: ConnectionRecorder) throws -> Response {
         try ex.require(.get)
         let length = try lengthParameter(rest)
         let etag: String? = ex.queryValue("etag").map { $0 == "none" ? nil : "\"\($0)\"" } ?? "\"range\(length)\""
@@ -141,6 +150,8 @@ enum Streams {
         }
         // Only a whole body is cut short, so a client can continue it with a range.
         let abortAt = status == .ok ? ex.queryValue("abort_at").flatMap(Int.init) : nil
+        let hold: (gate: String, at: Int)? =
+            status == .ok ? ex.queryValue("hold").map { ($0, ex.queryValue("hold_at").flatMap(Int.init) ?? 0) } : nil
         let size = max(1, ex.queryValue("chunk_size").flatMap(Int.init) ?? 10 * 1024)
         let duration = max(0, ex.queryValue("duration").flatMap(Double.init) ?? 0)
         let chunks = (selection.count + size - 1) / size
@@ -154,7 +165,9 @@ enum Streams {
             while offset < selection.upperBound {
                 var end = min(offset + size, selection.upperBound)
                 if let abortAt, end >= abortAt { end = max(offset, abortAt) }
-                try await writer.write(pattern.getSlice(at: offset % 26, length: end - offset)!)
+                if let hold, offset < hold.at, end > hold.at { end = hold.at }
+                if end > offset { try await writer.write(pattern.getSlice(at: offset % 26, length: end - offset)!) }
+                if let hold, end == hold.at { try await gates.hold(at: hold.gate, on: channel) }
                 if let abortAt, end >= abortAt {
                     // Leaves the body short: the connection closes with bytes still promised.
                     throw HTTPBinError(.internalServerError)
