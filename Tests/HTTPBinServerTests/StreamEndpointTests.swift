@@ -201,7 +201,10 @@ private final class ReceivedBytes: Sendable {
     var count: Int { total.withLock { $0 } }
 
     func add(_ size: Int) {
-        continuation.yield(total.withLock { $0 += size; return $0 })
+        continuation.yield(
+            total.withLock {
+                $0 += size; return $0
+            })
     }
 
     /// Returns once `count` bytes have been read (failing after the default timeout).
