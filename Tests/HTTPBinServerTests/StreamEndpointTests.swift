@@ -201,10 +201,11 @@ private final class ReceivedBytes: Sendable {
     var count: Int { total.withLock { $0 } }
 
     func add(_ size: Int) {
-        continuation.yield(
-            total.withLock {
-                $0 += size; return $0
-            })
+        let newTotal = total.withLock { total in
+            total += size
+            return total
+        }
+        continuation.yield(newTotal)
     }
 
     /// Returns once `count` bytes have been read (failing after the default timeout).
