@@ -204,9 +204,11 @@ let package = Package(
         // Session and reports its own memory, for the tests.
         .executableTarget(
             name: "alamofire-probe",
-            dependencies: ["AlamofireNIO", "AlamofireNIOLoading", httpBinServer, "ChildProcess"],
+            dependencies: ["AlamofireNIO", "AlamofireNIOLoading", httpBinServer, "ChildProcess", "CMallocStatistics"],
             swiftSettings: swiftSettings
         ),
+        // The C allocator's bytes in use, for the probe's leak checks.
+        .target(name: "CMallocStatistics"),
         // libFuzzer's driver, weakly linked: a build with -sanitize=fuzzer fuzzes, a plain one replays.
         .target(name: "CFuzzingDriver"),
         // A fuzz target for each parser that reads bytes from a server or a user (Scripts/fuzz.sh).

@@ -1,4 +1,5 @@
 @_spi(WebSocket) import AlamofireNIO
+import CMallocStatistics
 import ChildProcess
 import Foundation
 import HTTPBinServer
@@ -6,14 +7,21 @@ import HTTPBinServer
 /// `alamofire-probe soak URL COUNT`, `alamofire-probe soak-tls URL CA_FILE COUNT`
 ///
 /// Makes COUNT sequential GETs of URL through a `Session`, as `AF.request(url).validate().responseData` users
-/// do, and prints `requests=<n> failures=<n> rss_kb_warm=<VmRSS after the first fifth>
-/// rss_kb_end=<VmRSS at the end>`. The tests run it as a process of its own, so that memory it
-/// keeps per request shows as growth between the two readings.
+/// do, and prints `requests=<n> failures=<n> rss_kb_warm=<VmRSS after the first half> rss_kb_end=<VmRSS
+/// at the end> heap_kb_warm=<the C allocator's bytes in use after the first half> heap_kb_end=<at the
+/// end>`. The tests run it as a process of its own, so that memory it keeps per request shows as
+/// growth between the two readings: to the byte in the allocator's count, rounded to pages and
+/// blurred by fragmentation in resident memory. `soak URL COUNT LEAK_BYTES` leaks that many bytes
+/// per request on purpose, to show that a leak is seen.
 func residentKilobytes() -> Int {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
 }
+
+/// The C allocator's bytes in use, in kB: what a leak adds to, without resident memory's page
+/// rounding and fragmentation.
+func heapKilobytes() -> Int { c_malloc_bytes_in_use() / 1024 }
 
 /// Peak resident memory so far (VmHWM), in kB.
 func peakResidentKilobytes() -> Int {
@@ -187,20 +195,29 @@ func inFlight(url: URL, count: Int) async -> String {
 }
 
 /// The soak: COUNT sequential GETs; from 100,000 on, the resident memory at every 100,000th is printed too.
-func soak(url: URL, count: Int, session: Session = Session()) async -> String {
-    let warmUp = max(1, count / 5)
+/// The first half warms up (caches, pools and the allocator's arenas reach their size); the second
+/// is measured. With `leakingPerRequest`, that many bytes are leaked per request on purpose, for the
+/// test that checks a leak shows.
+func soak(url: URL, count: Int, leakingPerRequest leak: Int = 0, session: Session = Session()) async -> String {
+    let warmUp = max(1, count / 2)
     var failures = 0
     var warm = -1
+    var heapWarm = -1
+    var leaked: [UnsafeMutableRawPointer?] = []
+    leaked.reserveCapacity(leak > 0 ? count : 0)
     var protocolName = "none"
     var checkpoints: [String] = []
     for index in 0..<count {
         if index > 0, index % 100_000 == 0 { checkpoints.append("\(index / 1000)k:\(residentKilobytes())") }
-        if index == warmUp { warm = residentKilobytes() }
+        if index == warmUp { warm = residentKilobytes(); heapWarm = heapKilobytes() }
+        if leak > 0 { leaked.append(malloc(leak)) }
         let response = await session.request(url).validate().serializingData().response
         if response.error != nil { failures += 1 }
         if index == count - 1 { protocolName = response.metrics?.transactionMetrics.last?.networkProtocolName ?? "none" }
     }
-    let summary = "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes()) protocol=\(protocolName)"
+    withExtendedLifetime(leaked) {}
+    let summary = "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes()) "
+        + "heap_kb_warm=\(heapWarm) heap_kb_end=\(heapKilobytes()) protocol=\(protocolName)"
     return checkpoints.isEmpty ? summary : summary + " rss_kb_at=" + checkpoints.joined(separator: ",")
 }
 
@@ -255,14 +272,16 @@ do {
         print(try await soakOverTLS(url: url, authorityFile: arguments[2], count: count))
         exit(0)
     }
-    guard arguments.count == 3, arguments[0] == "soak", let url = URL(string: arguments[1]), let count = Int(arguments[2]), count > 0 else {
+    guard (3...4).contains(arguments.count), arguments[0] == "soak", let url = URL(string: arguments[1]),
+        let count = Int(arguments[2]), count > 0, let leak = arguments.count == 4 ? Int(arguments[3]) : 0
+    else {
         throw ProbeError.usage
     }
-    print(await soak(url: url, count: count))
+    print(await soak(url: url, count: count, leakingPerRequest: leak))
 } catch {
     FileHandle.standardError.write(
         Data(
-            "usage: alamofire-probe soak URL COUNT | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe sessions URL COUNT | alamofire-probe inflight URL COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe lying-length | alamofire-probe reachability | alamofire-probe waits-for-connectivity | alamofire-probe disk-cache-get DIRECTORY URL | alamofire-probe disk-cache-crash DIRECTORY URL\n"
+            "usage: alamofire-probe soak URL COUNT [LEAK_BYTES] | alamofire-probe soak-tls URL CA_FILE COUNT | alamofire-probe sessions URL COUNT | alamofire-probe inflight URL COUNT | alamofire-probe stream PATH | alamofire-probe websocket-stream COUNT SIZE | alamofire-probe get URL | alamofire-probe lying-length | alamofire-probe reachability | alamofire-probe waits-for-connectivity | alamofire-probe disk-cache-get DIRECTORY URL | alamofire-probe disk-cache-crash DIRECTORY URL\n"
                 .utf8))
     exit(2)
 }
