@@ -92,7 +92,8 @@ import FoundationNetworking
     @Test func resumingADownloadFromItsResumeData() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let resumeData = await completion { (done: @escaping @Sendable (Data?) -> Void) in
-                let download = AF.download(server.url("/range/40000?chunk_size=1000&duration=1"))
+                // Held after 20,000 bytes until the client leaves: the cancel comes mid-body.
+                let download = AF.download(server.url("/range/40000?chunk_size=1000&hold=cut&hold_at=20000"))
                 download.downloadProgress { progress in
                     guard progress.completedUnitCount > 0 else { return }
                     download.cancel { data in done(data) }

@@ -66,9 +66,9 @@ import FoundationNetworking
                     if count == 101 { allDone.continuation.finish() }
                 }
                 for _ in 0..<100 { requests.append(session.request(server.url("/get")).responseData(completionHandler: record)) }
-                // One running: a slow response, so that it is under way when the session goes.
-                requests.append(session.request(server.url("/delay/2")).responseData(completionHandler: record).resume())
-                try await server.waitUntil { $0.totalRequests + $0.openConnections > 0 }
+                // One running: held by the server, so that it is under way when the session goes.
+                requests.append(session.request(server.url("/hold/running")).responseData(completionHandler: record).resume())
+                try await server.waitUntil { $0.heldRequests["running"] == 1 }
             }
             #expect(released == nil)
             try await withTimeout { for await _ in allDone.stream {} }

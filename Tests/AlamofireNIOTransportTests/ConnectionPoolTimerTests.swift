@@ -57,8 +57,8 @@ import Testing
             let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
             defer { transport.shutdown() }
             // Holds the only connection, and so the pool, while the second request waits and times out.
-            let holder = Task { try await transport.fetch(server.url("/delay/2")) }
-            try await server.waitUntil { $0.totalRequests == 1 }
+            let holder = Task { try await transport.fetch(server.url("/hold/holder")) }
+            try await server.waitUntil { $0.heldRequests["holder"] == 1 }
             let outcome = AsyncStream.makeStream(of: Result<CollectedTransportResponse, TransportError>.self)
             let request = TransportRequest(url: server.url("/get"), timeouts: TransportTimeouts(total: .milliseconds(100)))
             let handle = transport.execute(request, collectingUpTo: 1 << 20) { result in
@@ -73,6 +73,7 @@ import Testing
             #expect(error.code == .timedOut)
             handle.cancel()
             #expect(transport.cancellationNoteCount == 0)
+            server.release("holder")
             _ = try await holder.value
         }
     }

@@ -112,12 +112,13 @@ import Testing
     @Test func cancelWhileWaitingForAConnection() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
-            let busy = Task { try await transport.fetch(server.url("/delay/1")) }
-            try await server.waitUntil { $0.totalRequests == 1 }
+            let busy = Task { try await transport.fetch(server.url("/hold/busy")) }
+            try await server.waitUntil { $0.heldRequests["busy"] == 1 }
             let queued = Task { try await transport.fetch(server.url("/get")) }
             queued.cancel()
             let error = await transportError { try await queued.value }
             #expect(error?.code == .cancelled)
+            server.release("busy")
             #expect(try await busy.value.status == 200)
             // The queue is clean: the next request gets the connection.
             #expect(try await transport.fetch(server.url("/get")).metrics.isReusedConnection)

@@ -150,13 +150,16 @@ import Testing
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let transport = try transport(for: server)
             defer { transport.shutdown() }
-            let slow = try #require(server.tlsURL(.valid, "/delay/10"))
-            let neighbour = Task { try await transport.fetch(try #require(server.tlsURL(.valid, "/delay/1"))) }
+            let slow = try #require(server.tlsURL(.valid, "/hold/never"))
+            let neighbour = Task { try await transport.fetch(try #require(server.tlsURL(.valid, "/hold/neighbour"))) }
             let cancelled = Task { try await transport.fetch(slow) }
-            try await server.waitUntil { $0.totalRequests == 2 }
+            try await server.waitUntil { $0.heldRequests == ["never": 1, "neighbour": 1] }
             cancelled.cancel()
             let error = await transportError { try await cancelled.value }
             #expect(error?.code == .cancelled)
+            // The reset stream's request is let go; its neighbour is still held, then answered.
+            try await server.waitUntil { $0.heldRequests == ["neighbour": 1] }
+            server.release("neighbour")
             #expect(try await neighbour.value.status == 200)
             let after = try await transport.fetch(try #require(server.tlsURL(.valid, "/get")))
             #expect(after.metrics.isReusedConnection)

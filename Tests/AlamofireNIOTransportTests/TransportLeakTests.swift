@@ -99,18 +99,20 @@ import Testing
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport { $0.idleConnectionTimeout = .milliseconds(50) }
             defer { transport.shutdown() }
-            // Counted while a request runs: a 50 ms idle timeout may pass before a later look.
-            async let first = transport.fetch(server.url("/delay/1"))
-            try await server.waitUntil { $0.openConnections == 1 }
+            // Counted while a request is held: a 50 ms idle timeout may pass before a later look.
+            async let first = transport.fetch(server.url("/hold/first"))
+            try await server.waitUntil { $0.heldRequests["first"] == 1 }
             #expect(transport.poolCount == 1)
+            server.release("first")
             #expect(try await first.status == 200)
             try await server.waitUntil { $0.openConnections == 0 }
             try await Self.eventually { transport.poolCount == 0 }
             #expect(transport.poolCount == 0)
             // Used again: a new pool serves it (checked while the request runs, before any idle timeout).
-            async let again = transport.fetch(server.url("/delay/1"))
-            try await server.waitUntil { $0.openConnections == 1 }
+            async let again = transport.fetch(server.url("/hold/again"))
+            try await server.waitUntil { $0.heldRequests["again"] == 1 }
             #expect(transport.poolCount == 1)
+            server.release("again")
             #expect(try await again.status == 200)
         }
     }

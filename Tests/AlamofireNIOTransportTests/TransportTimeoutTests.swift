@@ -68,13 +68,14 @@ import Testing
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
             defer { transport.shutdown() }
-            let busy = Task { try await transport.fetch(server.url("/delay/3")) }
-            try await server.waitUntil { $0.totalRequests == 1 }
+            let busy = Task { try await transport.fetch(server.url("/hold/busy")) }
+            try await server.waitUntil { $0.heldRequests["busy"] == 1 }
             let error = await transportError {
                 try await transport.fetch(server.url("/get"), timeouts: TransportTimeouts(connect: .milliseconds(200), idle: .seconds(60)))
             }
             #expect(error?.code == .timedOut)
             #expect(server.statistics.totalRequests == 1, "it never reached the server")
+            server.release("busy")
             #expect(try await busy.value.status == 200)
         }
     }

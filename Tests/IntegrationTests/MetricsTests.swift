@@ -69,8 +69,10 @@ import FoundationNetworking
             let metrics = TestMetrics()
             let session = Session(eventMonitors: [RequestMetrics(factory: metrics)])
             // Two at once need two HTTP/1.1 connections; both stay open, idle, once answered.
-            async let first = session.request(server.url("/delay/0.2")).serializingData().value
-            async let second = session.request(server.url("/delay/0.2")).serializingData().value
+            async let first = session.request(server.url("/hold/pair")).serializingData().value
+            async let second = session.request(server.url("/hold/pair")).serializingData().value
+            try await server.waitUntil { $0.heldRequests["pair"] == 2 }
+            server.release("pair")
             _ = try await (first, second)
             let origin = [("url.scheme", "http"), ("server.address", "127.0.0.1"), ("server.port", "\(server.port)")]
             let active = try metrics.expectMeter("http.client.open_connections", [("http.connection.state", "active")] + origin)

@@ -96,8 +96,9 @@ import Glibc
             let temporary = directory.appendingPathComponent("tmp")
             try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
             let output = directory.appendingPathComponent("big.bin")
-            // Paced over 8 s, so the interruption comes mid-body even on a loaded machine.
-            let url = server.url("/range/2000000?duration=8&chunk_size=10000").absoluteString
+            // Held after 1,200,000 bytes until the client leaves, so the interruption always comes mid-body,
+            // once a first 1 MiB block is on disk (the resumed download asks for a range, which is not held).
+            let url = server.url("/range/2000000?chunk_size=10000&hold=cut&hold_at=1200000").absoluteString
             // The body goes to a temporary file under TMPDIR first: Ctrl-C once part of it is there.
             let command =
                 "TMPDIR=\(shellQuoted(temporary.path)) exec \(shellQuoted(buildDirectory.appendingPathComponent("af").path)) -d -o \(shellQuoted(output.path)) \(shellQuoted(url))"

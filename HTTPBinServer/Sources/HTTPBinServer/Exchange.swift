@@ -45,9 +45,10 @@ struct Exchange: Sendable {
     }
 
     /// Waits for `promise`, completed elsewhere, or fails it and throws as soon as the client's
-    /// connection closes (a promise completes once: whichever comes first decides).
+    /// connection closes, or its HTTP/2 stream (a promise completes once: whichever comes first decides).
     static func wait(for promise: EventLoopPromise<Void>, unlessClosed channel: any Channel) async throws {
         let connection = connection(of: channel)
+        if connection !== channel { channel.closeFuture.whenComplete { _ in promise.fail(ChannelError.ioOnClosedChannel) } }
         connection.eventLoop.execute {
             let departure =
                 (try? connection.pipeline.syncOperations.handler(type: ClientDepartureHandler.self).departure) ?? connection.closeFuture

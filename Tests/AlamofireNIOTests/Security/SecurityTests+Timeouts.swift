@@ -47,13 +47,14 @@ extension SecurityTests {
             let configuration = URLSessionConfiguration.af.ephemeral
             configuration.httpMaximumConnectionsPerHost = 1
             let session = Session(configuration: configuration, eventMonitors: [])
-            let busy = session.request(server.url("/delay/3")).serializingData()
-            try await server.waitUntil { $0.totalRequests == 1 }
+            let busy = session.request(server.url("/hold/busy")).serializingData()
+            try await server.waitUntil { $0.heldRequests["busy"] == 1 }
             let queued = try await withTimeout {
                 await session.request(server.url("/get")) { $0.timeoutInterval = 0.2 }.serializingData().response
             }
             #expect((queued.error?.underlyingError as? URLError)?.code == .timedOut)
             #expect(server.statistics.totalRequests == 1, "the queued request never reached the server")
+            server.release("busy")
             #expect(await busy.response.response?.statusCode == 200)
         }
     }
