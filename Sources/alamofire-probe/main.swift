@@ -216,7 +216,8 @@ func soak(url: URL, count: Int, leakingPerRequest leak: Int = 0, session: Sessio
         if index == count - 1 { protocolName = response.metrics?.transactionMetrics.last?.networkProtocolName ?? "none" }
     }
     withExtendedLifetime(leaked) {}
-    let summary = "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes()) "
+    let summary =
+        "requests=\(count) failures=\(failures) rss_kb_warm=\(warm) rss_kb_end=\(residentKilobytes()) "
         + "heap_kb_warm=\(heapWarm) heap_kb_end=\(heapKilobytes()) protocol=\(protocolName)"
     return checkpoints.isEmpty ? summary : summary + " rss_kb_at=" + checkpoints.joined(separator: ",")
 }
