@@ -12,7 +12,8 @@
 # Each sanitizer builds in a scratch directory of its own (.build-tsan, .build-asan).
 #
 # MemorySoakTests are left out: they measure resident memory, which a sanitizer's shadow memory
-# multiplies, and their child processes run long under it.
+# multiplies, and the C allocator's bytes in use, which a sanitizer's own allocator does not report;
+# and their child processes run long under it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizer=${1:?usage: Scripts/sanitize.sh thread|address [all|library|core]}

@@ -209,7 +209,7 @@ func soak(url: URL, count: Int, leakingPerRequest leak: Int = 0, session: Sessio
     var checkpoints: [String] = []
     for index in 0..<count {
         if index > 0, index % 100_000 == 0 { checkpoints.append("\(index / 1000)k:\(residentKilobytes())") }
-        if index == warmUp { warm = residentKilobytes(); heapWarm = heapKilobytes() }
+        if index == warmUp { (warm, heapWarm) = (residentKilobytes(), heapKilobytes()) }
         if leak > 0 { leaked.append(malloc(leak)) }
         let response = await session.request(url).validate().serializingData().response
         if response.error != nil { failures += 1 }

@@ -288,7 +288,7 @@ import FoundationNetworking
     @Test func cancelDuringTheExchangeCompletesOnceAsCancelled() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let delegate = RecordingDelegate()
-            let task = Self.session().makeTask(with: Self.request(server.url("/delay/10")), delegate: delegate)
+            let task = Self.session().makeTask(with: Self.request(server.url("/hold/never")), delegate: delegate)
             task.resume()
             task.cancel()
             task.cancel()

@@ -114,7 +114,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer(.init(tls: true)) { server async throws in
             let session = try Self.session(for: server, allowsHTTP2: allowsHTTP2)
             // A response handler resumes a request (startRequestsImmediately).
-            let slow = session.request(try Self.url(server, "/delay/10"))
+            let slow = session.request(try Self.url(server, "/hold/never"))
             let slowResponse = slow.serializingData()
             // Seven streams in all: below the eight at which a second connection may open (how many
             // are in flight at once depends on timing), so one connection proves the cancel reset a

@@ -202,7 +202,7 @@ import FoundationNetworking
     @Test func cancelAllRequestsCancelsWhatRuns() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let session = Session()
-            let request = session.request(server.url("/delay/5"))
+            let request = session.request(server.url("/hold/never"))
             let task = request.serializingData()
             try await untilTaskCreated(request)
             let seen: Set<Request> = await completion { done in session.withAllRequests { done($0) } }
@@ -216,13 +216,13 @@ import FoundationNetworking
     /// The async APIs cancel the request with the awaiting task (5.12's default), in a task group too.
     @Test func cancellingTheAwaitingTaskCancelsTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = AF.request(server.url("/delay/5"))
+            let request = AF.request(server.url("/hold/never"))
             let awaiting = Task { await request.serializingData().response }
             try await untilTaskCreated(request)
             awaiting.cancel()
             #expect(try await withTimeout { await awaiting.value }.error?.isExplicitlyCancelledError == true)
 
-            let second = AF.request(server.url("/delay/5"))
+            let second = AF.request(server.url("/hold/never"))
             let errors = await withTaskGroup(of: AFError?.self) { group in
                 group.addTask { await second.serializingString().response.error }
                 try? await untilTaskCreated(second)

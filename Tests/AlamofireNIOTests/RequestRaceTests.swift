@@ -71,7 +71,7 @@ import FoundationNetworking
     /// Streams made after a request ended cancelled end at once.
     @Test func streamsOfACancelledRequestEnd() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let cancelled = AF.request(server.url("/delay/5")).cancel()
+            let cancelled = AF.request(server.url("/hold/never")).cancel()
             _ = try await withTimeout { await cancelled.serializingData().response }
             let responses = try await withTimeout {
                 var count = 0

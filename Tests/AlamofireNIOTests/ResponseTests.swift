@@ -136,7 +136,7 @@ import FoundationNetworking
 
     @Test func automaticallyCancellingFollowsTheAwaitingTask() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = AF.request(server.url("/delay/3"))
+            let request = AF.request(server.url("/hold/never"))
             let awaiting = Task { await request.serializingData(automaticallyCancelling: true).response }
             try await server.waitUntil { $0.totalRequests == 1 }
             awaiting.cancel()

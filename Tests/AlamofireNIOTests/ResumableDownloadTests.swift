@@ -56,13 +56,21 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
         }
     }
 
-    /// Starts `url`'s download and cancels it, producing resume data, once `offset` bytes have arrived.
-    /// Downloads `url` (a `/range` held at gate `cut` after `offset` bytes), cancels it by producing
-    /// resume data once `offset` bytes are written, then opens the gate for the requests that follow.
+    /// A `/range` body of `length` bytes in chunks of 1,000, held at the gate ``cut`` after `offset`
+    /// bytes (`query` adds `&`-led parameters).
+    func heldRange(_ server: HTTPBinServer, _ length: Int, at offset: Int64, _ query: String = "") -> URL {
+        server.url("/range/\(length)?chunk_size=1000&hold=\(Self.cut)&hold_at=\(offset)\(query)")
+    }
+
+    /// The gate ``heldRange(_:_:at:_:)`` bodies wait at until ``cancelledDownload(_:_:_:after:)`` opens it.
+    static let cut = "cut"
+
+    /// Downloads `url` (a ``heldRange(_:_:at:_:)``), cancels it by producing resume data once `offset`
+    /// bytes are written, then opens the gate for the requests that follow.
     func cancelledDownload(
         _ session: Session, _ server: HTTPBinServer, _ url: URL, after offset: Int64
     ) async throws -> (DownloadRequest, Data?) {
-        defer { server.release("cut") }
+        defer { server.release(Self.cut) }
         let request = session.download(url)
         let data = try await withTimeout(seconds: 20) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Data?, Never>) in
@@ -84,7 +92,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
             try await withScopedSession(monitors: [monitor]) { session, fileManager in
                 // The server holds the body after `offset` bytes, so the cancel always comes before its end
                 // (a cancel after the end produces no resume data).
-                let url = server.url("/range/100000?chunk_size=1000&hold=cut&hold_at=\(offset)")
+                let url = heldRange(server, 100_000, at: offset)
                 let (cancelled, resumeData) = try await cancelledDownload(session, server, url, after: offset)
                 let response = await cancelled.serializingData().response
                 try await untilFinished(cancelled)
@@ -129,7 +137,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aTaskForResumeDataIsAnUnstartedDownloadTask() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, _ in
-                let url = server.url("/range/100000?chunk_size=1000&hold=cut&hold_at=10000")
+                let url = heldRange(server, 100_000, at: 10_000)
                 let (cancelled, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let task = cancelled.task(forResumeData: try #require(resumeData), using: session.session)
                 #expect(task is URLSessionDownloadTask)
@@ -147,7 +155,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aValidatorByDateContinuesToo() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, _ in
-                let url = server.url("/range/60000?chunk_size=1000&hold=cut&hold_at=20000&etag=none&last_modified=1")
+                let url = heldRange(server, 60_000, at: 20_000, "&etag=none&last_modified=1")
                 let (_, resumeData) = try await cancelledDownload(session, server, url, after: 20_000)
                 let fields = try resumeDataFields(resumeData)
                 #expect(fields["entityTag"] == nil)
@@ -162,7 +170,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aChangedValidatorStartsOver() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let url = heldRange(server, 30_000, at: 10_000)
                 let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 // The entity the bytes came from is not the server's any more: it answers If-Range with the whole body.
                 let stale = try changingResumeData(resumeData) { $0["entityTag"] = "\"an older one\"" }
@@ -180,7 +188,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, _ in
                 // A server that ignores If-Range answers with a range of its new entity: the client must not append it.
-                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000&ignore_if_range=1")
+                let url = heldRange(server, 30_000, at: 10_000, "&ignore_if_range=1")
                 let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let stale = try changingResumeData(resumeData) { $0["entityTag"] = "\"an older one\"" }
                 let final = await session.download(resumingWith: stale).serializingData().response
@@ -194,7 +202,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func anUnsatisfiableRangeStartsOver() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let url = heldRange(server, 30_000, at: 10_000)
                 let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let fields = try resumeDataFields(resumeData)
                 // The partial file says it holds more than the resource now has.
@@ -211,7 +219,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aMissingPartialFileStartsOver() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let url = heldRange(server, 30_000, at: 10_000)
                 let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 for name in fileManager.files { try FileManager.default.removeItem(at: fileManager.directory.appendingPathComponent(name)) }
                 let final = await session.download(resumingWith: try #require(resumeData)).serializingData().response
@@ -263,7 +271,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func anErrorAnswerToTheRangeKeepsThePartialFileForTheResumeData() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let url = heldRange(server, 30_000, at: 10_000)
                 let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let partialName = try #require(try resumeDataFields(resumeData)["temporaryFileName"] as? String)
                 let partialFile = fileManager.directory.appendingPathComponent(partialName)
@@ -291,7 +299,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     func aDownloadCancelledBeforeItsTaskRunsLeavesThePartialFileToItsResumeData(producingResumeData: Bool) async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let url = heldRange(server, 30_000, at: 10_000)
                 let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 let partial = fileManager.files
                 #expect(partial.count == 1)
@@ -313,7 +321,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aRetrysPartialFileThatNoTaskTookGoesWithTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=10000")
+                let url = heldRange(server, 30_000, at: 10_000)
                 let (_, resumeData) = try await cancelledDownload(session, server, url, after: 10_000)
                 #expect(fileManager.files.count == 1)
                 // What a failed attempt leaves for the retry (`keepResumptionForRetry`).
@@ -350,7 +358,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aDownloadWithoutValidatorProducesNoResumeDataAndLeavesNoFile() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=5000&etag=none")
+                let url = heldRange(server, 30_000, at: 5_000, "&etag=none")
                 let (request, resumeData) = try await cancelledDownload(session, server, url, after: 5_000)
                 _ = await request.serializingData().response
                 #expect(resumeData == nil)
@@ -363,7 +371,7 @@ func changingResumeData(_ data: Data?, _ change: (inout [String: Any]) -> Void) 
     @Test func aPlainCancelRemovesThePartialFile() async throws {
         try await HTTPBinServer.withServer { server async throws in
             try await withScopedSession { session, fileManager in
-                let url = server.url("/range/30000?chunk_size=1000&hold=cut&hold_at=5000")
+                let url = heldRange(server, 30_000, at: 5_000)
                 let request = session.download(url)
                 request.downloadProgress { progress in if progress.completedUnitCount >= 5_000 { request.cancel() } }
                 let response = await request.serializingData().response

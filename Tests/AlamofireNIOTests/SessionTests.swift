@@ -138,14 +138,14 @@ let testQueue = DispatchQueue(label: "tests.responses")
 
     @Test func requestTimeoutIsTimedOut() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let response = await AF.request(server.url("/delay/3")) { $0.timeoutInterval = 0.3 }.serializingData().response
+            let response = await AF.request(server.url("/hold/never")) { $0.timeoutInterval = 0.3 }.serializingData().response
             #expect((response.error?.underlyingError as? URLError)?.code == .timedOut)
         }
     }
 
     @Test func cancelIsExplicitlyCancelled() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = AF.request(server.url("/delay/3"))
+            let request = AF.request(server.url("/hold/never"))
             let task = request.serializingData()
             try await server.waitUntil { $0.totalRequests == 1 }
             request.cancel()
@@ -157,7 +157,7 @@ let testQueue = DispatchQueue(label: "tests.responses")
 
     @Test func dataTaskCancelCancelsTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let task = AF.request(server.url("/delay/3")).serializingData()
+            let task = AF.request(server.url("/hold/never")).serializingData()
             try await server.waitUntil { $0.totalRequests == 1 }
             task.cancel()
             #expect(await task.response.error?.isExplicitlyCancelledError == true)

@@ -14,7 +14,7 @@ import Testing
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport()
             let error = await transportError {
-                try await transport.fetch(server.url("/delay/5"), timeouts: .init(idle: .milliseconds(200)))
+                try await transport.fetch(server.url("/hold/never"), timeouts: .init(idle: .milliseconds(200)))
             }
             #expect(error?.code == .timedOut)
             try await server.waitUntil { $0.openConnections == 0 }
@@ -38,7 +38,7 @@ import Testing
             let handle = NIOLockedValueBox<TransportExchangeHandle?>(nil)
             let cancelled = await withCheckedContinuation { continuation in
                 handle.withLockedValue {
-                    $0 = transport.execute(TransportRequest(url: server.url("/delay/5")), collectingUpTo: 1 << 20) {
+                    $0 = transport.execute(TransportRequest(url: server.url("/hold/never")), collectingUpTo: 1 << 20) {
                         continuation.resume(returning: $0)
                     }
                 }
@@ -96,14 +96,14 @@ import Testing
     @Test func totalTimeoutWhileWaitingForAConnection() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
-            // The busy exchange lasts 5 s, far past the 300 ms limit, so a crowded machine's late
-            // timer still fires before the connection comes free.
-            let busy = Task { try await transport.fetch(server.url("/delay/5")) }
-            try await server.waitUntil { $0.totalRequests == 1 }
+            // The busy exchange is held until the waiting request has timed out, however late its timer fires.
+            let busy = Task { try await transport.fetch(server.url("/hold/busy")) }
+            try await server.waitUntil { $0.heldRequests["busy"] == 1 }
             let error = await transportError {
                 try await transport.fetch(server.url("/get"), timeouts: .init(total: .milliseconds(300)))
             }
             #expect(error?.code == .timedOut)
+            server.release("busy")
             #expect(try await busy.value.status == 200)
             #expect(server.statistics.totalRequests == 1)
         }
@@ -129,7 +129,7 @@ import Testing
     @Test func cancelWhileWaitingForTheHead() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport()
-            let task = Task { try await transport.fetch(server.url("/delay/5")) }
+            let task = Task { try await transport.fetch(server.url("/hold/never")) }
             try await server.waitUntil { $0.totalRequests == 1 }
             task.cancel()
             let error = await transportError { try await task.value }

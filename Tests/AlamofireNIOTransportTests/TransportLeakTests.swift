@@ -39,8 +39,8 @@ import Testing
                     try await transport.execute(TransportRequest(url: url("/bytes/4096")), collectingUpTo: 16)
                 }
                 #expect(tooLarge?.code == .dataLengthExceedsMaximum)
-                // Cancelled while the server delays its answer.
-                let handle = transport.execute(TransportRequest(url: url("/delay/10")), collectingUpTo: 1 << 20) { _ in }
+                // Cancelled while the server holds its answer.
+                let handle = transport.execute(TransportRequest(url: url("/hold/never")), collectingUpTo: 1 << 20) { _ in }
                 if round % 2 == 0 { handle.cancel() } else { Task { handle.cancel() } }
                 // A streamed upload the server answers without reading (its writer must be released).
                 let upload = TransportRequest(method: .POST, url: url("/status/500"), body: .stream(length: nil, Self.endlessBody))
@@ -100,6 +100,11 @@ import Testing
             let transport = makeTransport { $0.idleConnectionTimeout = .milliseconds(50) }
             defer { transport.shutdown() }
             // Counted while a request is held: a 50 ms idle timeout may pass before a later look.
+            // Released on every path: a failed wait would otherwise leave the requests held.
+            defer {
+                server.release("first")
+                server.release("again")
+            }
             async let first = transport.fetch(server.url("/hold/first"))
             try await server.waitUntil { $0.heldRequests["first"] == 1 }
             #expect(transport.poolCount == 1)

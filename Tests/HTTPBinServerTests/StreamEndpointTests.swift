@@ -89,7 +89,7 @@ import Testing
             let held = Task { try await fetch(server.url("/hold/gone")) }
             try await server.waitUntil(within: .seconds(10)) { $0.heldRequests == ["gone": 1] }
             held.cancel()
-            _ = await held.result
+            _ = try await withTimeout { await held.result }
             try await server.waitUntil(within: .seconds(10)) { $0.heldRequests.isEmpty && $0.openConnections == 0 }
         }
     }
@@ -114,6 +114,21 @@ import Testing
             let response = try await withTimeout { try await whole.value }
             #expect(response.status == 200)
             #expect(response.text == "abcdefghijklmnopqrstuvwxyzabcd")
+        }
+    }
+
+    /// Held before its first byte, a body still sends its head's promise in full once released; a
+    /// hold outside the body is refused.
+    @Test func aRangeHeldAtZeroSendsEverythingOnceReleasedAndAHoldOutsideIsRefused() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let whole = Task { try await fetch(server.url("/range/30?hold=z&hold_at=0")) }
+            try await server.waitUntil(within: .seconds(10)) { $0.heldRequests == ["z": 1] }
+            server.release("z")
+            let response = try await withTimeout { try await whole.value }
+            #expect(response.status == 200 && response.text == "abcdefghijklmnopqrstuvwxyzabcd")
+            for query in ["hold=y", "hold=y&hold_at=30", "hold=y&hold_at=-1"] {
+                #expect(try await fetch(server.url("/range/30?\(query)")).status == 400)
+            }
         }
     }
 

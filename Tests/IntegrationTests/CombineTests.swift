@@ -109,7 +109,7 @@ import Combine
         try await HTTPBinServer.withServer { server async throws in
             let session = Session()
             let queue = DispatchQueue(label: "combine.responses")
-            let request = session.request(server.url("/delay/5"))
+            let request = session.request(server.url("/hold/never"))
             let recorder = Recorder<DataResponse<Data, AFError>, Never>()
             request.publishData(queue: queue).subscribe(recorder)
             recorder.subscription.withLock { $0 }?.cancel()

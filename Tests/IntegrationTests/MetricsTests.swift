@@ -69,6 +69,8 @@ import FoundationNetworking
             let metrics = TestMetrics()
             let session = Session(eventMonitors: [RequestMetrics(factory: metrics)])
             // Two at once need two HTTP/1.1 connections; both stay open, idle, once answered.
+            // Released on every path: a failed wait would otherwise leave both requests held.
+            defer { server.release("pair") }
             async let first = session.request(server.url("/hold/pair")).serializingData().value
             async let second = session.request(server.url("/hold/pair")).serializingData().value
             try await server.waitUntil { $0.heldRequests["pair"] == 2 }

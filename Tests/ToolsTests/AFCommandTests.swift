@@ -139,7 +139,7 @@ import Testing
 
     @Test func timeoutsRefusedConnectionsAndBadInputEndWithHTTPiesStatuses() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let slow = try await run("af", ["--timeout", "0.3", server.url("/delay/3").absoluteString])
+            let slow = try await run("af", ["--timeout", "0.3", server.url("/hold/never").absoluteString])
             #expect(slow.status == 2)
             #expect(slow.errors == "af: error: Request timed out (0.3s).\n")
         }

@@ -54,7 +54,7 @@ import Testing
             defer { try? FileManager.default.removeItem(at: directory) }
             let cache = ArtworkCache(directory: directory, session: Session())
             // A slow image: the artwork of a row scrolled away before it arrives.
-            let url = server.url("/delay/5")
+            let url = server.url("/hold/never")
             let outcome = await withCheckedContinuation { continuation in
                 let request = cache.load(url, queue: .global()) { continuation.resume(returning: $0) }
                 request?.cancel()

@@ -49,6 +49,8 @@ final class ConnectionRecorder: Sendable {
         var nextHoldID = 0
         /// The gates released: a request reaching one goes on at once.
         var openGates: Set<String> = []
+        /// Set once the server shuts down: a request reaching a closed gate fails at once.
+        var isShuttingDown = false
 
         /// Removes the waiters whose condition now holds, and returns how to resume them.
         mutating func satisfiedWaiters() -> [Resumption] {
@@ -162,18 +164,28 @@ final class ConnectionRecorder: Sendable {
     }
 
     /// Holds the request on `channel` at `gate` until ``release(_:)`` opens it.
-    /// - Throws: `ChannelError.ioOnClosedChannel` when the client leaves first, or the server shuts down.
+    /// - Throws: `ChannelError.ioOnClosedChannel` when the client leaves first, its HTTP/2 stream
+    ///   closes, or the server is shutting down.
     func hold(at gate: String, on channel: any Channel) async throws {
-        let promise = channel.eventLoop.makePromise(of: Void.self)
-        let (id, ready) = state.withLockedValue { state -> (Int?, [Resumption]) in
-            guard !state.openGates.contains(gate) else { return (nil, []) }
+        enum Outcome {
+            case open
+            case closing
+            case held(id: Int, promise: EventLoopPromise<Void>, ready: [Resumption])
+        }
+        let outcome = state.withLockedValue { state -> Outcome in
+            if state.openGates.contains(gate) { return .open }
+            if state.isShuttingDown { return .closing }
             defer { state.nextHoldID += 1 }
+            let promise = channel.eventLoop.makePromise(of: Void.self)
             state.held[gate, default: [:]][state.nextHoldID] = promise
             state.statistics.heldRequests[gate, default: 0] += 1
-            return (state.nextHoldID, state.satisfiedWaiters())
+            return .held(id: state.nextHoldID, promise: promise, ready: state.satisfiedWaiters())
+        }
+        guard case .held(let id, let promise, let ready) = outcome else {
+            if case .closing = outcome { throw ChannelError.ioOnClosedChannel }
+            return
         }
         ready.forEach { $0.resume() }
-        guard let id else { return promise.succeed() }
         promise.futureResult.whenFailure { _ in
             let ready = self.state.withLockedValue { state -> [Resumption] in
                 guard state.held[gate]?.removeValue(forKey: id) != nil else { return [] }
@@ -186,7 +198,8 @@ final class ConnectionRecorder: Sendable {
         try await Exchange.wait(for: promise, unlessClosed: channel)
     }
 
-    /// Opens `gate`: the requests held there go on, and so does every later one that reaches it.
+    /// Opens `gate` for the server's life: the requests held there go on, and so does every later one
+    /// that reaches it.
     func release(_ gate: String) {
         let (held, ready) = state.withLockedValue { state in
             state.openGates.insert(gate)
@@ -197,9 +210,13 @@ final class ConnectionRecorder: Sendable {
         ready.forEach { $0.resume() }
     }
 
-    /// Fails every held request (the server is shutting down).
+    /// Fails every held request, and from now on every request that reaches a closed gate (the server
+    /// is shutting down).
     func failHeldRequests() {
-        let held = state.withLockedValue { state in state.held.values.flatMap(\.values) }
+        let held = state.withLockedValue { state in
+            state.isShuttingDown = true
+            return state.held.values.flatMap(\.values)
+        }
         held.forEach { $0.fail(ChannelError.ioOnClosedChannel) }
     }
 

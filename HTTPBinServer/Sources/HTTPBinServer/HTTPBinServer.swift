@@ -236,7 +236,9 @@ public final class HTTPBinServer: Sendable {
     /// Opens `gate`: the requests held there (`/hold/:gate`, `/range/:n?hold=gate&hold_at=k`) go on,
     /// and so does every later one that reaches it. Until then each waits, counted in
     /// ``ConnectionStatistics/heldRequests``, so a test decides when a slow answer goes on instead
-    /// of relying on a delay; a held request ends when its client leaves or the server shuts down.
+    /// of relying on a delay; a held request ends when its client leaves, its HTTP/2 stream is reset,
+    /// or the server shuts down. A gate stays open for the server's life: a test that holds twice
+    /// uses two names.
     ///
     /// ```swift
     /// let busy = Task { try await fetch(server.url("/hold/busy")) }

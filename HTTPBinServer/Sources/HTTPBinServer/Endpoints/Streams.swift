@@ -118,8 +118,8 @@ enum Streams {
     /// `Last-Modified`, which `If-Range` may name instead. `ignore_if_range` answers a range with 206
     /// whatever `If-Range` says (a server that does not check it); `misaligned` answers a range with the
     /// body's first bytes (a broken server); `abort_at=k` closes the connection once k bytes of a whole
-    /// (200) body are sent; `hold=gate&hold_at=k` stops a whole body once k bytes are sent until the
-    /// test opens `gate` (``HTTPBinServer/release(_:)``) or the client leaves.
+    /// (200) body are sent; `hold=gate&hold_at=k` (k in `0..<n`) stops a whole body once k bytes are
+    /// sent until the test opens `gate` (``HTTPBinServer/release(_:)``) or the client leaves.
     static func range(_ ex: Exchange, _ rest: [String], gates: ConnectionRecorder) throws -> Response {
         try ex.require(.get)
         let length = try lengthParameter(rest)
@@ -150,8 +150,13 @@ enum Streams {
         }
         // Only a whole body is cut short, so a client can continue it with a range.
         let abortAt = status == .ok ? ex.queryValue("abort_at").flatMap(Int.init) : nil
-        let hold: (gate: String, at: Int)? =
-            status == .ok ? ex.queryValue("hold").map { ($0, ex.queryValue("hold_at").flatMap(Int.init) ?? 0) } : nil
+        var hold: (gate: String, at: Int)?
+        if status == .ok, let gate = ex.queryValue("hold") {
+            guard let at = ex.queryValue("hold_at").flatMap(Int.init), (0..<length).contains(at) else {
+                throw HTTPBinError(.badRequest, "hold needs a hold_at in 0..<\(length)")
+            }
+            hold = (gate, at)
+        }
         let size = max(1, ex.queryValue("chunk_size").flatMap(Int.init) ?? 10 * 1024)
         let duration = max(0, ex.queryValue("duration").flatMap(Double.init) ?? 0)
         let chunks = (selection.count + size - 1) / size
@@ -160,14 +165,14 @@ enum Streams {
         // Every chunk is a slice of one pattern buffer (the byte at offset n is the n % 26th letter), so
         // a large body costs no generation.
         let pattern = ByteBuffer(bytes: (0..<(min(size, selection.count) + 26)).map { UInt8(ascii: "a") + UInt8($0 % 26) })
-        let body = ResponseBody(contentLength: selection.count) { [selection] writer in
+        let body = ResponseBody(contentLength: selection.count) { [selection, hold] writer in
             var offset = selection.lowerBound
             while offset < selection.upperBound {
+                if let hold, offset == hold.at { try await gates.hold(at: hold.gate, on: channel) }
                 var end = min(offset + size, selection.upperBound)
                 if let abortAt, end >= abortAt { end = max(offset, abortAt) }
                 if let hold, offset < hold.at, end > hold.at { end = hold.at }
-                if end > offset { try await writer.write(pattern.getSlice(at: offset % 26, length: end - offset)!) }
-                if let hold, end == hold.at { try await gates.hold(at: hold.gate, on: channel) }
+                try await writer.write(pattern.getSlice(at: offset % 26, length: end - offset)!)
                 if let abortAt, end >= abortAt {
                     // Leaves the body short: the connection closes with bytes still promised.
                     throw HTTPBinError(.internalServerError)
