@@ -15,18 +15,23 @@ public struct ConnectionStatistics: Sendable, Equatable {
     /// Requests served on each accepted connection, in the order the connections were accepted.
     public var requestsPerConnection: [Int]
     /// Requests waiting at each closed gate now, by gate name (see ``HTTPBinServer/release(_:)``).
-    public var heldRequests: [String: Int] = [:]
+    public var heldRequests: [String: Int]
 
     /// - Parameters:
     ///   - acceptedConnections: connections accepted.
     ///   - openConnections: connections open now.
     ///   - peakOpenConnections: the most connections open at once.
     ///   - requestsPerConnection: requests served on each connection, in accept order.
-    public init(acceptedConnections: Int = 0, openConnections: Int = 0, peakOpenConnections: Int = 0, requestsPerConnection: [Int] = []) {
+    ///   - heldRequests: requests waiting at each closed gate.
+    public init(
+        acceptedConnections: Int = 0, openConnections: Int = 0, peakOpenConnections: Int = 0, requestsPerConnection: [Int] = [],
+        heldRequests: [String: Int] = [:]
+    ) {
         self.acceptedConnections = acceptedConnections
         self.openConnections = openConnections
         self.peakOpenConnections = peakOpenConnections
         self.requestsPerConnection = requestsPerConnection
+        self.heldRequests = heldRequests
     }
 
     /// Requests served over all connections.
