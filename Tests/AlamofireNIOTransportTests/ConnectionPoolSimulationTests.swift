@@ -27,10 +27,11 @@ import Testing
                 maximumConnections: maximumConnections, idleTimeout: idleTimeout, logger: Logger(label: "test"))
         }
 
-        /// Asks for a connection for `request`, waiting at most `wait` on the test clock (or for ever).
-        func lease(_ request: Int, within wait: TimeAmount? = nil) {
+        /// Asks for a connection for `request` (a fresh one when `fresh`: a retry after a reused
+        /// connection died), waiting at most `wait` on the test clock (or for ever).
+        func lease(_ request: Int, fresh: Bool = false, within wait: TimeAmount? = nil) {
             let leases = self.leases
-            pool.lease(request: request, needsFreshConnection: false, deadline: wait.map { loop.now + $0 }) { result in
+            pool.lease(request: request, needsFreshConnection: fresh, deadline: wait.map { loop.now + $0 }) { result in
                 leases.record(LeaseOutcome(request: request, result: result))
             }
         }
@@ -153,6 +154,44 @@ import Testing
         run.factory.open(retry)
         let served = try await run.leases.next()
         #expect(served.request == 3 && served.connectionID == retry)
+        await run.finish()
+    }
+
+    /// A request retried because its reused connection died needs a fresh connection: below the
+    /// limit the pool opens one for it and leaves the idle connection to the next request.
+    @Test func aRetryOnAFreshConnectionIsNotGivenTheIdleOne() async throws {
+        let run = try Run(maximumConnections: 2)
+        let idle = try await run.leaseFirstConnection(to: 1)
+        run.pool.exchangeFinished(connectionID: idle.id, reusable: true)
+        run.lease(2, fresh: true)
+        let fresh = try await run.factory.nextAttempt()
+        #expect(fresh != idle.id)
+        run.factory.open(fresh)
+        let retried = try await run.leases.next()
+        #expect(retried.request == 2 && retried.connectionID == fresh)
+        #expect(!idle.isClosed)
+        run.lease(3)
+        let next = try await run.leases.next()
+        #expect(next.request == 3 && next.connectionID == idle.id)
+        #expect(run.factory.attemptCount == 2)
+        await run.finish()
+    }
+
+    /// At the per-host limit, the pool closes the idle connection to make room for the retry's fresh
+    /// one, which then serves it.
+    @Test func aRetryOnAFreshConnectionAtTheLimitClosesTheIdleOneToMakeRoom() async throws {
+        let run = try Run(maximumConnections: 1)
+        let idle = try await run.leaseFirstConnection(to: 1)
+        run.pool.exchangeFinished(connectionID: idle.id, reusable: true)
+        run.lease(2, fresh: true)
+        try await withTimeout { try await idle.channel.closeFuture.get() }
+        #expect(idle.isClosed)
+        let fresh = try await run.factory.nextAttempt()
+        #expect(fresh != idle.id)
+        run.factory.open(fresh)
+        let retried = try await run.leases.next()
+        #expect(retried.request == 2 && retried.connectionID == fresh)
+        #expect(run.pool.connectionCounts == (active: 1, idle: 0))
         await run.finish()
     }
 
