@@ -62,6 +62,9 @@ public final class HTTPTransport: Sendable {
     /// The settings this transport was made with.
     public let configuration: Configuration
     package let eventLoopGroup: any EventLoopGroup
+    /// The transport's clock, one of its loops' `now`, as the pools' is: the deadlines it gives them
+    /// are on their clock (the system's, for NIO's real loops).
+    fileprivate let clock: any EventLoop
     let factory: ConnectionFactory
     /// Each origin's pool, and whether ``shutdown()`` has closed the transport to new work.
     private let pools = NIOLockedValueBox(PoolTable())
@@ -85,6 +88,7 @@ public final class HTTPTransport: Sendable {
     ) {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
+        self.clock = eventLoopGroup.any()
         self.logger = logger
         self.connectionCounts = configuration.onConnectionCountsChanged.map(ConnectionCountReporter.init)
         self.factory = ConnectionFactory(
@@ -174,7 +178,7 @@ public final class HTTPTransport: Sendable {
         } catch {
             return completion(.failure(Self.transportError(error)))
         }
-        let fetchStart = NIODeadline.now()
+        let fetchStart = clock.now
         // Enforced by the pool while the request waits and by the connection while it runs, on their
         // own event loops: no timer is armed or cancelled from this thread.
         let deadline = request.timeouts.total.map { fetchStart + $0 }
@@ -299,7 +303,7 @@ public final class HTTPTransport: Sendable {
             }
             // The wait for a connection (and the connection opened for it) is bounded by the
             // request's connect timeout, from now, within its total time limit.
-            let waitDeadline = request.timeouts.connectDeadline(from: .now(), within: deadline)
+            let waitDeadline = request.timeouts.connectDeadline(from: transport.clock.now, within: deadline)
             pool.lease(request: requestID, needsFreshConnection: fresh, deadline: waitDeadline) { leased in
                 switch leased {
                 case .failure(is RetiredPoolError): run(fresh: fresh, completion: completion)

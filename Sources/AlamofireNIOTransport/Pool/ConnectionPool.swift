@@ -10,8 +10,7 @@ protocol ConnectionEstablishing: Sendable {
     /// Where the pool arms its timers, and its clock: the pool reads the time from one of its event
     /// loops' `now`, so a `NIOAsyncTestingEventLoop` lets a test turn the pool's clock. The
     /// deadlines given to ``ConnectionPool/lease(request:needsFreshConnection:deadline:completion:)``
-    /// must be on that clock: ``HTTPTransport`` computes them from `NIODeadline.now()`, which is
-    /// every `MultiThreadedEventLoopGroup` loop's `now`.
+    /// must be on that clock: ``HTTPTransport`` computes them from one of the same group's loops' `now`.
     var eventLoopGroup: any EventLoopGroup { get }
     /// Whether TLS connections offer `h2` by ALPN.
     var offersHTTP2: Bool { get }
