@@ -48,6 +48,25 @@ import Testing
             return connection
         }
 
+        /// A first connection, opened for request 1 and idle again once its exchange finished.
+        func idleConnection() async throws -> ScriptedConnection {
+            let connection = try await leaseFirstConnection(to: 1)
+            pool.exchangeFinished(connectionID: connection.id, reusable: true)
+            return connection
+        }
+
+        /// Asks for a fresh connection for `request` while `idle` is idle, opens the attempt the pool
+        /// makes for it, and returns that connection's id once it is leased to `request`.
+        func leaseFreshConnection(to request: Int, besides idle: ScriptedConnection) async throws -> Int {
+            lease(request, fresh: true)
+            let fresh = try await factory.nextAttempt()
+            #expect(fresh != idle.id)
+            factory.open(fresh)
+            let leased = try await leases.next()
+            #expect(leased.request == request && leased.connectionID == fresh)
+            return fresh
+        }
+
         /// Ends the run: the pool shut down, every scripted connection closed, the loop stopped.
         func finish() async {
             pool.shutDown()
@@ -59,8 +78,7 @@ import Testing
 
     @Test func anIdleConnectionClosesExactlyAtItsIdleTimeout() async throws {
         let run = try Run(maximumConnections: 1, idleTimeout: .seconds(60))
-        let connection = try await run.leaseFirstConnection(to: 1)
-        run.pool.exchangeFinished(connectionID: connection.id, reusable: true)
+        let connection = try await run.idleConnection()
         #expect(run.pool.connectionCounts == (active: 0, idle: 1))
         await run.settle()
         await run.loop.advanceTime(by: .seconds(60) - .nanoseconds(1))
@@ -77,8 +95,7 @@ import Testing
     /// finds it used since, and waits for the rest of the new period.
     @Test func aConnectionUsedAgainWaitsAWholeNewIdlePeriod() async throws {
         let run = try Run(maximumConnections: 1, idleTimeout: .seconds(10))
-        let connection = try await run.leaseFirstConnection(to: 1)
-        run.pool.exchangeFinished(connectionID: connection.id, reusable: true)
+        let connection = try await run.idleConnection()
         await run.settle()
         await run.loop.advanceTime(by: .seconds(6))
         run.lease(2)
@@ -161,14 +178,8 @@ import Testing
     /// limit the pool opens one for it and leaves the idle connection to the next request.
     @Test func aRetryOnAFreshConnectionIsNotGivenTheIdleOne() async throws {
         let run = try Run(maximumConnections: 2)
-        let idle = try await run.leaseFirstConnection(to: 1)
-        run.pool.exchangeFinished(connectionID: idle.id, reusable: true)
-        run.lease(2, fresh: true)
-        let fresh = try await run.factory.nextAttempt()
-        #expect(fresh != idle.id)
-        run.factory.open(fresh)
-        let retried = try await run.leases.next()
-        #expect(retried.request == 2 && retried.connectionID == fresh)
+        let idle = try await run.idleConnection()
+        _ = try await run.leaseFreshConnection(to: 2, besides: idle)
         #expect(!idle.isClosed)
         run.lease(3)
         let next = try await run.leases.next()
@@ -178,19 +189,12 @@ import Testing
     }
 
     /// At the per-host limit, the pool closes the idle connection to make room for the retry's fresh
-    /// one, which then serves it.
+    /// one, which then serves it (the attempt comes only once the idle one is closed).
     @Test func aRetryOnAFreshConnectionAtTheLimitClosesTheIdleOneToMakeRoom() async throws {
         let run = try Run(maximumConnections: 1)
-        let idle = try await run.leaseFirstConnection(to: 1)
-        run.pool.exchangeFinished(connectionID: idle.id, reusable: true)
-        run.lease(2, fresh: true)
-        try await withTimeout { try await idle.channel.closeFuture.get() }
+        let idle = try await run.idleConnection()
+        _ = try await run.leaseFreshConnection(to: 2, besides: idle)
         #expect(idle.isClosed)
-        let fresh = try await run.factory.nextAttempt()
-        #expect(fresh != idle.id)
-        run.factory.open(fresh)
-        let retried = try await run.leases.next()
-        #expect(retried.request == 2 && retried.connectionID == fresh)
         #expect(run.pool.connectionCounts == (active: 1, idle: 0))
         await run.finish()
     }
