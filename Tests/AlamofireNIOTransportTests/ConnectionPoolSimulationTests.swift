@@ -56,15 +56,14 @@ import Testing
         }
 
         /// Asks for a fresh connection for `request` while `idle` is idle, opens the attempt the pool
-        /// makes for it, and returns that connection's id once it is leased to `request`.
-        func leaseFreshConnection(to request: Int, besides idle: ScriptedConnection) async throws -> Int {
+        /// makes for it, and checks that connection is leased to `request`.
+        func leaseFreshConnection(to request: Int, besides idle: ScriptedConnection) async throws {
             lease(request, fresh: true)
             let fresh = try await factory.nextAttempt()
             #expect(fresh != idle.id)
             factory.open(fresh)
             let leased = try await leases.next()
             #expect(leased.request == request && leased.connectionID == fresh)
-            return fresh
         }
 
         /// Ends the run: the pool shut down, every scripted connection closed, the loop stopped.
@@ -179,7 +178,7 @@ import Testing
     @Test func aRetryOnAFreshConnectionIsNotGivenTheIdleOne() async throws {
         let run = try Run(maximumConnections: 2)
         let idle = try await run.idleConnection()
-        _ = try await run.leaseFreshConnection(to: 2, besides: idle)
+        try await run.leaseFreshConnection(to: 2, besides: idle)
         #expect(!idle.isClosed)
         run.lease(3)
         let next = try await run.leases.next()
@@ -193,7 +192,7 @@ import Testing
     @Test func aRetryOnAFreshConnectionAtTheLimitClosesTheIdleOneToMakeRoom() async throws {
         let run = try Run(maximumConnections: 1)
         let idle = try await run.idleConnection()
-        _ = try await run.leaseFreshConnection(to: 2, besides: idle)
+        try await run.leaseFreshConnection(to: 2, besides: idle)
         #expect(idle.isClosed)
         #expect(run.pool.connectionCounts == (active: 1, idle: 0))
         await run.finish()
