@@ -107,20 +107,18 @@ extension LoadingTask {
     /// The delegate's answer to a redirect: follow `next`, or (nil) make the redirect the result.
     func redirectDecided(_ next: URLRequest?) {
         let action = state.withLock { state -> LoadingTaskStateMachine.Action in
-            guard let next else { return state.machine.redirectDecided(follow: false, needsBodyStream: false) }
+            guard let next else { return state.machine.redirectDecided(follow: false, needsBodyStream: false, leavesOrigin: false) }
             // An answer that comes after a cancel changes nothing.
             guard case .awaitingRedirect = state.machine.state else { return .none }
             let previousMethod = state.currentRequest.httpMethod
-            if let from = state.currentRequest.url, let to = next.url, !RedirectPolicy.isSameOrigin(from, to) {
-                state.hasLeftOrigin = true
-            }
+            let leavesOrigin = state.currentRequest.url.map { from in next.url.map { !RedirectPolicy.isSameOrigin(from, $0) } ?? false } ?? false
             state.currentRequest = next
             // An answer is for the URL challenged; the next one answers its own challenge.
             state.answers.redirected()
             // A redirect that turned the request into a GET drops an upload's body with `httpBody`.
             if next.httpMethod != previousMethod { state.body = nil }
             let needsBodyStream = state.body.map { !$0.isReplayable } ?? false
-            return state.machine.redirectDecided(follow: true, needsBodyStream: needsBodyStream)
+            return state.machine.redirectDecided(follow: true, needsBodyStream: needsBodyStream, leavesOrigin: leavesOrigin)
         }
         perform(action)
     }

@@ -64,7 +64,6 @@ extension LoadingTask {
     func readWebSocket() {
         let (socket, url, generation) = state.withLock { state in
             let generation = state.work.start()
-            state.isReadingWebSocket = state.webSocket != nil
             return (state.webSocket, state.currentRequest.url ?? originalRequest.url, generation)
         }
         guard let socket else {
@@ -97,9 +96,13 @@ extension LoadingTask {
 
     // MARK: The WebSocket's controls
 
-    /// The WebSocket once its messages are being read.
+    /// The WebSocket once the delegate has allowed its response (its messages are read from then on),
+    /// until the task completes.
     private var openSocket: TransportWebSocket? {
-        state.withLock { $0.isReadingWebSocket ? $0.webSocket : nil }
+        state.withLock { state in
+            guard case .receivingBody = state.machine.state else { return nil }
+            return state.webSocket
+        }
     }
 
     /// Sends a message, then calls `completion` with nil or the `URLError` (`.networkConnectionLost`
@@ -126,7 +129,7 @@ extension LoadingTask {
     /// Abandons the WebSocket, failing the task with `error` (a missed pong).
     package func abandonWebSocket(failingWith error: URLError) {
         let socket = state.withLock { state -> TransportWebSocket? in
-            if state.error == nil { state.error = error }
+            state.machine.recordError(error)
             return state.webSocket
         }
         socket?.cancel()

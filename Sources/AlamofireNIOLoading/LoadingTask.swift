@@ -77,9 +77,6 @@ package final class LoadingTask: Sendable {
         /// The answer to the last challenge, sent with every exchange until a redirect, and the
         /// refusals counted.
         var answers = ChallengeAnswers()
-        /// Whether a followed redirect went to another origin: the session's origin-bound fields
-        /// are withheld from then on (``RedirectPolicy``).
-        var hasLeftOrigin = false
         /// A collected body waiting to be handed over.
         var collectedBody: ByteBuffer?
         /// A streamed final response whose body is still to be written to a file, with the request
@@ -87,7 +84,9 @@ package final class LoadingTask: Sendable {
         var streamedResponse: (response: TransportResponse, request: URLRequest)?
         /// The transactions, and the exchange under way until it has its own.
         var log = TransactionLog()
-        var error: URLError?
+        /// The error the task completed with (nil while it runs, and after a success), as
+        /// `URLSessionTask.error` reports it.
+        var completionError: URLError?
         /// The piece of work the task is waiting on (an exchange, or a body being written), and how
         /// to stop it.
         var work = CurrentWork()
@@ -100,8 +99,6 @@ package final class LoadingTask: Sendable {
         var resumeDataHandler: (@Sendable (DownloadResumption?) -> Void)?
         /// The open WebSocket, from the handshake until the task completes.
         var webSocket: TransportWebSocket?
-        /// Whether its messages are being read yet.
-        var isReadingWebSocket = false
         /// What waiting for connectivity needs, in a session that waits (untouched otherwise).
         var connectivity = ConnectivityWait()
 
@@ -131,7 +128,7 @@ package final class LoadingTask: Sendable {
                 default: machine.isSuspended ? .suspended : .running
                 }
             return Snapshot(
-                status: status, currentRequest: currentRequest, receivedResponse: response, error: error, countOfBytesSent: counts.sent,
+                status: status, currentRequest: currentRequest, receivedResponse: response, error: completionError, countOfBytesSent: counts.sent,
                 countOfBytesExpectedToSend: counts.expectedToSend, countOfBytesReceived: counts.received,
                 countOfBytesExpectedToReceive: counts.expectedToReceive)
         }
@@ -234,7 +231,7 @@ package final class LoadingTask: Sendable {
             let (received, proposed) = state.withLock { ($0.response, $0.proposedRequest) }
             let response = received?.httpURLResponse
             guard let response, let proposed else {
-                return perform(state.withLock { $0.machine.redirectDecided(follow: false, needsBodyStream: false) })
+                return perform(state.withLock { $0.machine.redirectDecided(follow: false, needsBodyStream: false, leavesOrigin: false) })
             }
             delegate.loadingTask(self, willPerformHTTPRedirection: response, newRequest: proposed) { next in
                 self.redirectDecided(next)
@@ -275,7 +272,7 @@ package final class LoadingTask: Sendable {
             let generation = state.work.start()
             return (
                 state.currentRequest, state.body, generation, authorization,
-                state.cache.validators(forHop: hop), state.download.resumption, state.hasLeftOrigin
+                state.cache.validators(forHop: hop), state.download.resumption, state.machine.hasLeftOrigin
             )
         }
         guard let url = request.url else {
@@ -419,8 +416,7 @@ package final class LoadingTask: Sendable {
                     state.recordUnfinishedExchange()
                     return state.machine.exchangeFoundNoRoute()
                 }
-                if state.error == nil { state.error = error }
-                return state.machine.exchangeFailed()
+                return state.machine.exchangeFailed(error)
             })
     }
 
@@ -506,9 +502,10 @@ package final class LoadingTask: Sendable {
             state.connectivity.timer = nil
             state.recordUnfinishedExchange()
             defer { state.webSocket = nil }
-            state.error = Self.error(
-                failure, exchangeError: state.error, url: state.currentRequest.url ?? originalRequest.url, resumption: resumption)
-            return (state.error, state.webSocket, state.log.transactions, state.machine.redirects)
+            state.completionError = Self.error(
+                failure, exchangeError: state.machine.exchangeError, url: state.currentRequest.url ?? originalRequest.url,
+                resumption: resumption)
+            return (state.completionError, state.webSocket, state.log.transactions, state.machine.redirects)
         }
         // A WebSocket left open (the task cancelled, or its response refused, before its messages
         // were read) is closed now.

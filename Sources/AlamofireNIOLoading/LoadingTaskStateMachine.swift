@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The life of one ``LoadingTask``, as a value: each event returns the one action the task performs
 /// next, after releasing its lock. It holds only the facts its decisions need; the requests,
@@ -48,7 +48,7 @@ package struct LoadingTaskStateMachine: Sendable {
         case bodyStreamExhausted
         /// `.returnCacheDataDontLoad` found nothing stored.
         case resourceUnavailable
-        /// The exchange failed; the task has the error.
+        /// The exchange failed: the error is the machine's ``exchangeError``.
         case exchangeFailed
     }
 
@@ -97,6 +97,14 @@ package struct LoadingTaskStateMachine: Sendable {
     package private(set) var redirects = 0
     /// Challenges answered so far.
     package private(set) var challengesAnswered = 0
+    /// The first error an exchange (or the WebSocket's keep-alive) reported: the one the task fails
+    /// with when it ends as ``Failure/exchangeFailed``. A later error (the cancel that stops the
+    /// exchange after a missed pong, say) does not replace it.
+    package private(set) var exchangeError: URLError?
+    /// Whether a followed redirect went to another origin. It stays so for the rest of the task:
+    /// the session's origin-bound fields (its default headers) are withheld from every later hop,
+    /// even one that comes back (``RedirectPolicy``).
+    package private(set) var hasLeftOrigin = false
     /// Whether the task has waited for connectivity (the delegate heard of it).
     package private(set) var hasWaitedForConnectivity = false
     /// Whether the task is marked suspended: one not started waits for ``resume()``; a transfer
@@ -193,9 +201,15 @@ package struct LoadingTaskStateMachine: Sendable {
         return .startExchange(hop: hop)
     }
 
+    /// Keeps `error` as the task's error, unless one came first.
+    package mutating func recordError(_ error: URLError) {
+        if exchangeError == nil { exchangeError = error }
+    }
+
     /// The exchange failed before a response, or while its body arrived (or the wait for
-    /// connectivity ended without a change).
-    package mutating func exchangeFailed() -> Action {
+    /// connectivity ended without a change), with `error` (kept unless an error came first).
+    package mutating func exchangeFailed(_ error: URLError) -> Action {
+        recordError(error)
         switch state {
         case .exchanging, .waitingForConnectivity, .receivingBody: return complete(isCancelled ? .cancelled : .exchangeFailed)
         default: return .none
@@ -203,14 +217,16 @@ package struct LoadingTaskStateMachine: Sendable {
     }
 
     /// The delegate decided on a redirect: `follow` false delivers the 3xx response as the result.
-    /// `needsBodyStream` says the next request repeats a body that cannot be replayed.
-    package mutating func redirectDecided(follow: Bool, needsBodyStream: Bool) -> Action {
+    /// `needsBodyStream` says the next request repeats a body that cannot be replayed;
+    /// `leavesOrigin` that it goes to another origin than the request it follows.
+    package mutating func redirectDecided(follow: Bool, needsBodyStream: Bool, leavesOrigin: Bool) -> Action {
         guard case .awaitingRedirect(let hop) = state else { return .none }
         guard follow else {
             state = .awaitingDisposition(hop: hop)
             return .deliverResponse
         }
         redirects += 1
+        if leavesOrigin { hasLeftOrigin = true }
         if needsBodyStream {
             state = .awaitingBodyStream(hop: hop)
             return .askBodyStream

@@ -64,7 +64,7 @@ public final class HTTPTransport: Sendable {
     package let eventLoopGroup: any EventLoopGroup
     /// The transport's clock, one of its loops' `now`, as the pools' is: the deadlines it gives them
     /// are on their clock (the system's, for NIO's real loops).
-    fileprivate let clock: any EventLoop
+    let clock: any EventLoop
     let factory: ConnectionFactory
     /// Each origin's pool, and whether ``shutdown()`` has closed the transport to new work.
     private let pools = NIOLockedValueBox(PoolTable())

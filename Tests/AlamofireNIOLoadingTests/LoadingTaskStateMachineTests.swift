@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import AlamofireNIOLoading
@@ -5,6 +6,7 @@ import Testing
 /// The loading task's life as a plain value: every event in every state.
 @Suite struct LoadingTaskStateMachineTests {
     typealias Machine = LoadingTaskStateMachine
+    static let lost = URLError(.networkConnectionLost)
 
     /// A machine driven to `state` through its events.
     static func machine(in state: Machine.State) -> Machine {
@@ -18,7 +20,7 @@ import Testing
         case .awaitingBodyStream:
             (_, _, _, _) = (
                 machine.resume(), machine.cacheMissed(), machine.responseReceived(.redirect),
-                machine.redirectDecided(follow: true, needsBodyStream: true)
+                machine.redirectDecided(follow: true, needsBodyStream: true, leavesOrigin: false)
             )
         case .awaitingChallenge: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.responseReceived(.challenge))
         case .awaitingDisposition: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.responseReceived(.final))
@@ -64,14 +66,14 @@ import Testing
         var machine = Self.machine(in: .exchanging(hop: 0))
         for hop in 1...Machine.maximumRedirects {
             #expect(machine.responseReceived(.redirect) == .askRedirect)
-            #expect(machine.redirectDecided(follow: true, needsBodyStream: false) == .startExchange(hop: hop))
+            #expect(machine.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: false) == .startExchange(hop: hop))
         }
         #expect(machine.responseReceived(.redirect) == .complete(.tooManyRedirects))
     }
 
     @Test func aDeclinedRedirectIsTheResponse() {
         var machine = Self.machine(in: .awaitingRedirect(hop: 0))
-        #expect(machine.redirectDecided(follow: false, needsBodyStream: false) == .deliverResponse)
+        #expect(machine.redirectDecided(follow: false, needsBodyStream: false, leavesOrigin: false) == .deliverResponse)
         #expect(machine.state == .awaitingDisposition(hop: 0))
     }
 
@@ -122,7 +124,7 @@ import Testing
             case .exchanging, .waitingForConnectivity, .receivingBody: expected = .complete(.exchangeFailed)
             default: expected = .none
             }
-            #expect(machine.exchangeFailed() == expected, "in \(state)")
+            #expect(machine.exchangeFailed(Self.lost) == expected, "in \(state)")
         }
     }
 
@@ -152,7 +154,7 @@ import Testing
 
         var failing = Self.machine(in: .exchanging(hop: 0))
         _ = failing.cancel()
-        #expect(failing.exchangeFailed() == .complete(.cancelled))
+        #expect(failing.exchangeFailed(Self.lost) == .complete(.cancelled))
 
         var body = Self.machine(in: .receivingBody(hop: 0))
         _ = body.cancel()
@@ -168,7 +170,7 @@ import Testing
     @Test func noRouteWaitsForConnectivityAndSendsTheSameHopAgain() {
         var machine = Self.machine(in: .exchanging(hop: 0))
         #expect(machine.responseReceived(.redirect) == .askRedirect)
-        #expect(machine.redirectDecided(follow: true, needsBodyStream: false) == .startExchange(hop: 1))
+        #expect(machine.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: false) == .startExchange(hop: 1))
         #expect(machine.exchangeFoundNoRoute() == .waitForConnectivity(tellDelegate: true))
         #expect(machine.state == .waitingForConnectivity(hop: 1))
         #expect(machine.hasWaitedForConnectivity)
@@ -178,7 +180,7 @@ import Testing
         #expect(machine.state == .exchanging(hop: 1))
         #expect(machine.exchangeFoundNoRoute() == .waitForConnectivity(tellDelegate: false))
         // The wait ending without a change (the resource timeout) fails the task with the task's error.
-        #expect(machine.exchangeFailed() == .complete(.exchangeFailed))
+        #expect(machine.exchangeFailed(Self.lost) == .complete(.exchangeFailed))
         #expect(machine.exchangeFoundNoRoute() == .none)
         #expect(machine.redirects == 1)
     }
@@ -205,7 +207,7 @@ import Testing
         for state in [Machine.State.awaitingRedirect(hop: 0), .awaitingChallenge(hop: 0), .awaitingDisposition(hop: 0)] {
             var machine = Self.machine(in: state)
             #expect(machine.cancel() == .complete(.cancelled))
-            #expect(machine.redirectDecided(follow: true, needsBodyStream: false) == .none)
+            #expect(machine.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: false) == .none)
             #expect(machine.challengeDecided(retry: true) == .none)
             #expect(machine.dispositionDecided(allow: true) == .none)
             #expect(machine.bodyStreamProvided(true) == .none)
@@ -223,9 +225,53 @@ import Testing
             if case .receivingBody = state {} else { #expect(machine.bodyReceived() == .none, "bodyReceived in \(state)") }
             if case .awaitingRedirect = state {
             } else {
-                #expect(machine.redirectDecided(follow: true, needsBodyStream: false) == .none, "redirectDecided in \(state)")
+                #expect(machine.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: false) == .none, "redirectDecided in \(state)")
             }
             if case .exchanging = state {} else { #expect(machine.responseReceived(.final) == .none, "responseReceived in \(state)") }
+        }
+    }
+
+    /// The first error reported is the task's: a later one (the cancel that stops an exchange after a
+    /// missed pong, or a second failure) does not replace it, in whatever state it comes.
+    @Test func theFirstErrorIsTheTasks() {
+        let missedPong = URLError(.timedOut)
+        var machine = Self.machine(in: .receivingBody(hop: 0))
+        #expect(machine.exchangeError == nil)
+        machine.recordError(missedPong)
+        #expect(machine.exchangeError == missedPong)
+        #expect(machine.cancel() == .cancelExchange)
+        #expect(machine.exchangeFailed(URLError(.cancelled)) == .complete(.cancelled))
+        #expect(machine.exchangeError == missedPong)
+
+        for state in Self.allStates {
+            var failing = Self.machine(in: state)
+            _ = failing.exchangeFailed(Self.lost)
+            _ = failing.exchangeFailed(URLError(.cannotConnectToHost))
+            #expect(failing.exchangeError == Self.lost, "in \(state)")
+        }
+    }
+
+    /// A redirect to another origin is remembered for the rest of the task, through later hops that
+    /// stay or come back; one not followed, or an answer out of turn, changes nothing.
+    @Test func leavingTheOriginStaysForTheRestOfTheTask() {
+        var machine = Self.machine(in: .exchanging(hop: 0))
+        _ = machine.responseReceived(.redirect)
+        #expect(machine.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: false) == .startExchange(hop: 1))
+        #expect(!machine.hasLeftOrigin)
+        _ = machine.responseReceived(.redirect)
+        #expect(machine.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: true) == .startExchange(hop: 2))
+        #expect(machine.hasLeftOrigin)
+        _ = machine.responseReceived(.redirect)
+        #expect(machine.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: false) == .startExchange(hop: 3))
+        #expect(machine.hasLeftOrigin)
+
+        var declined = Self.machine(in: .awaitingRedirect(hop: 0))
+        #expect(declined.redirectDecided(follow: false, needsBodyStream: false, leavesOrigin: true) == .deliverResponse)
+        #expect(!declined.hasLeftOrigin)
+        for state in Self.allStates where state != .awaitingRedirect(hop: 0) {
+            var outOfTurn = Self.machine(in: state)
+            _ = outOfTurn.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: true)
+            #expect(!outOfTurn.hasLeftOrigin, "in \(state)")
         }
     }
 }

@@ -214,9 +214,11 @@ struct ConnectionFactory: Sendable {
             _ = try await NIOThreadPool.singleton.runIfActive { try factory.tlsSetup(for: origin) }
         }
         var metrics = ExchangeMetrics(fetchStart: .now())
-        let deadline = deadline ?? .now() + setupTimeout
+        let eventLoop = eventLoop ?? eventLoopGroup.next()
+        // On the loop's clock, as every timer that enforces it.
+        let deadline = deadline ?? eventLoop.now + setupTimeout
         metrics.domainLookupStart = .now()
-        let channel = try await connectChannel(to: origin, deadline: deadline, on: eventLoop ?? eventLoopGroup.next(), metrics: &metrics)
+        let channel = try await connectChannel(to: origin, deadline: deadline, on: eventLoop, metrics: &metrics)
         // A TLS 1.3 server judges the client's certificate after the client's handshake is done:
         // its alert can end the connection while it is set up.
         var opened = OpenedChannel(
@@ -338,7 +340,8 @@ struct ConnectionFactory: Sendable {
                 .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: Self.largestRead)
             )
             .channelOption(.maxMessagesPerRead, value: 1)
-        if let deadline { bootstrap = bootstrap.connectTimeout(max(.nanoseconds(1), deadline - .now())) }
+        // The bootstrap arms its connect timer on `eventLoop`, counting from that loop's now.
+        if let deadline { bootstrap = bootstrap.connectTimeout(max(.nanoseconds(1), deadline - eventLoop.now)) }
         do {
             let channel = try await bootstrap.connect(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port)
                 .get()

@@ -47,7 +47,7 @@ extension HTTPTransport {
             throw Self.transportError(error)
         }
         let handshakeHead = head
-        let start = NIODeadline.now()
+        let start = clock.now
         let connectDeadline = request.timeouts.connectDeadline(from: start, within: request.timeouts.total.map { start + $0 })
         let opened = try await openChannelCancellably(to: origin, deadline: connectDeadline)
         let channel = opened.channel
