@@ -111,7 +111,8 @@ extension LoadingTask {
             // An answer that comes after a cancel changes nothing.
             guard case .awaitingRedirect = state.machine.state else { return .none }
             let previousMethod = state.currentRequest.httpMethod
-            let leavesOrigin = state.currentRequest.url.map { from in next.url.map { !RedirectPolicy.isSameOrigin(from, $0) } ?? false } ?? false
+            var leavesOrigin = false
+            if let from = state.currentRequest.url, let to = next.url { leavesOrigin = !RedirectPolicy.isSameOrigin(from, to) }
             state.currentRequest = next
             // An answer is for the URL challenged; the next one answers its own challenge.
             state.answers.redirected()

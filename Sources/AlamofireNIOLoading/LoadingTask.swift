@@ -128,7 +128,8 @@ package final class LoadingTask: Sendable {
                 default: machine.isSuspended ? .suspended : .running
                 }
             return Snapshot(
-                status: status, currentRequest: currentRequest, receivedResponse: response, error: completionError, countOfBytesSent: counts.sent,
+                status: status, currentRequest: currentRequest, receivedResponse: response, error: completionError,
+                countOfBytesSent: counts.sent,
                 countOfBytesExpectedToSend: counts.expectedToSend, countOfBytesReceived: counts.received,
                 countOfBytesExpectedToReceive: counts.expectedToReceive)
         }

@@ -225,7 +225,9 @@ import Testing
             if case .receivingBody = state {} else { #expect(machine.bodyReceived() == .none, "bodyReceived in \(state)") }
             if case .awaitingRedirect = state {
             } else {
-                #expect(machine.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: false) == .none, "redirectDecided in \(state)")
+                #expect(
+                    machine.redirectDecided(follow: true, needsBodyStream: false, leavesOrigin: false) == .none,
+                    "redirectDecided in \(state)")
             }
             if case .exchanging = state {} else { #expect(machine.responseReceived(.final) == .none, "responseReceived in \(state)") }
         }
