@@ -70,7 +70,10 @@ extension LoadingTask {
             return exchangeFailed(URLError(.badServerResponse, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:]))
         }
         delegate.loadingTask(self, didOpenWebSocketWithProtocol: socket.subprotocol)
-        let work = Task {
+        // On the connection's event loop, where the messages are produced, when the delegate takes
+        // them there (as a streamed body's chunks): each reaches its consumers with one thread crossing.
+        let executor = delegate.loadingTaskTakesStreamedBodyOnEventLoop(self) ? EventLoopTaskExecutor(socket.eventLoop) : nil
+        let work = Task(executorPreference: executor) { [self] in
             do {
                 for try await event in socket.events {
                     switch event {

@@ -54,9 +54,10 @@ package protocol LoadingTaskDelegate: AnyObject, Sendable {
     /// reads (back-pressure). It must return when the calling `Task` is cancelled.
     func loadingTaskAwaitsBodyDemand(_ task: LoadingTask) async
 
-    /// Whether a streamed body's `didReceive data` and ``loadingTaskAwaitsBodyDemand(_:)``, and the
-    /// metrics and completion that follow the body (or its failure), may be called on the connection's
-    /// event loop, which saves a thread crossing per read. A delegate that says yes neither blocks in
+    /// Whether a streamed body's `didReceive data` (a WebSocket's `didReceive message` and
+    /// `didCloseWith`) and ``loadingTaskAwaitsBodyDemand(_:)``, and the metrics and completion that
+    /// follow the body (or its failure), may be called on the connection's event loop, which saves a
+    /// thread crossing per read. A delegate that says yes neither blocks in
     /// them nor runs a user's code inline. No, unless the delegate says so.
     func loadingTaskTakesStreamedBodyOnEventLoop(_ task: LoadingTask) -> Bool
 

@@ -23,12 +23,13 @@ extension WebSocketRequest {
         streamSerializer(serializer, delivering: Self.calling(handler, on: queue))
     }
 
-    /// ``streamSerializer(_:on:handler:)`` delivering each event with what releases it.
+    /// ``streamSerializer(_:on:handler:)`` delivering each event with what releases it; `inline` as
+    /// ``forIncomingEvent(inline:handler:)`` says.
     func streamSerializer<Serializer>(
-        _ serializer: Serializer,
+        _ serializer: Serializer, inline: Bool = false,
         delivering deliver: @escaping @Sendable (Event<Serializer.Output, Serializer.Failure>, @escaping @Sendable () -> Void) -> Void
     ) -> Self where Serializer: WebSocketMessageSerializer {
-        forIncomingEvent { incomingEvent, release in
+        forIncomingEvent(inline: inline) { incomingEvent, release in
             let event: Event<Serializer.Output, Serializer.Failure>
             switch incomingEvent {
             case .connected(let `protocol`):

@@ -152,9 +152,10 @@ public import FoundationNetworking
 
     struct SocketState {
         var handlers: [@Sendable (IncomingEvent) -> Void] = []
-        /// Sends made before the WebSocket opened, sent (in order) when it does.
+        /// Sends made before the WebSocket opened, sent (in order) when it does; each completion is
+        /// called on its queue (nil: where the send completes).
         var enqueuedSends:
-            [(message: URLSessionWebSocketTask.Message, queue: DispatchQueue, completion: @Sendable (Result<Void, any Error>) -> Void)] =
+            [(message: URLSessionWebSocketTask.Message, queue: DispatchQueue?, completion: @Sendable (Result<Void, any Error>) -> Void)] =
                 []
         var isOpen = false
         /// Whether the request has cleaned up: a send made now fails at once.
@@ -223,7 +224,7 @@ public import FoundationNetworking
         waiter?.resume()
         // Sends never made: they fail, rather than leaving their callers waiting.
         let error = sendRefusal
-        for send in sends { send.queue.async { send.completion(.failure(error)) } }
+        for send in sends { Self.call(send.completion, with: .failure(error), on: send.queue) }
         super.cleanup()
     }
 
@@ -405,6 +406,16 @@ public import FoundationNetworking
         _ message: URLSessionWebSocketTask.Message, queue: DispatchQueue = .main,
         completionHandler: @escaping @Sendable (Result<Void, any Error>) -> Void
     ) {
+        send(message, completingOn: queue, completionHandler)
+    }
+
+    /// ``send(_:queue:completionHandler:)``, calling `completion` on `queue`, or (nil) where the send
+    /// completes: on the connection's event loop, so `completion` must neither block nor run a
+    /// user's code (it resumes an awaiting task).
+    func send(
+        _ message: URLSessionWebSocketTask.Message, completingOn queue: DispatchQueue?,
+        _ completionHandler: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
         // Decided and issued under the lock, so that a send racing the opening keeps its place and
         // one racing the cleanup is either flushed by it or refused here.
         let (task, stopped) = (loadingTask, isCancelled || isFinished)
@@ -417,10 +428,14 @@ public import FoundationNetworking
             }
             return false
         }
-        if refused {
-            let error = sendRefusal
-            queue.async { completionHandler(.failure(error)) }
-        }
+        if refused { Self.call(completionHandler, with: .failure(sendRefusal), on: queue) }
+    }
+
+    private static func call(
+        _ completion: @escaping @Sendable (Result<Void, any Error>) -> Void, with result: Result<Void, any Error>, on queue: DispatchQueue?
+    ) {
+        guard let queue else { return completion(result) }
+        queue.async { completion(result) }
     }
 
     /// Why a send after the request was cancelled or finished fails: its error, else
@@ -430,12 +445,10 @@ public import FoundationNetworking
     }
 
     private func perform(
-        _ message: URLSessionWebSocketTask.Message, on task: LoadingTask, queue: DispatchQueue,
+        _ message: URLSessionWebSocketTask.Message, on task: LoadingTask, queue: DispatchQueue?,
         completion: @escaping @Sendable (Result<Void, any Error>) -> Void
     ) {
-        task.send(message) { error in
-            queue.async { completion(error.map { .failure($0) } ?? .success(())) }
-        }
+        task.send(message) { error in Self.call(completion, with: error.map { .failure($0) } ?? .success(()), on: queue) }
     }
 
     // MARK: Handlers
@@ -443,7 +456,11 @@ public import FoundationNetworking
     /// Adds a handler of the incoming events, called on the serialization queue with each event and
     /// what to call once the event has been handled (a message counts against the back-pressure
     /// until then); and a response serializer that hands it `.completed` once the request has finished.
-    func forIncomingEvent(handler: @escaping @Sendable (IncomingEvent, _ release: @escaping @Sendable () -> Void) -> Void) -> Self {
+    /// An `inline` handler is called where the event arrives instead (the connection's event loop, for
+    /// messages), in the same order: it must neither block nor run a user's code (it feeds a stream).
+    func forIncomingEvent(
+        inline: Bool = false, handler: @escaping @Sendable (IncomingEvent, _ release: @escaping @Sendable () -> Void) -> Void
+    ) -> Self {
         socketState.withLock { state in
             // Added after the end, it would hear nothing but `.completed` (delivered below) and hold the request.
             guard !state.hasEnded else { return }
@@ -455,7 +472,7 @@ public import FoundationNetworking
                 } else {
                     release = {}
                 }
-                self.serializationQueue.async { handler(incomingEvent, release) }
+                if inline { handler(incomingEvent, release) } else { self.serializationQueue.async { handler(incomingEvent, release) } }
             }
         }
         appendResponseSerializer {

@@ -27,7 +27,7 @@ public import FoundationNetworking
         bufferingPolicy: EventStreamOf<URLSessionWebSocketTask.Message, Never>.BufferingPolicy = .unbounded
     ) -> EventStreamOf<URLSessionWebSocketTask.Message, Never> {
         createStream(automaticallyCancelling: shouldAutomaticallyCancel, bufferingPolicy: bufferingPolicy, transform: { $0 }) { onEvent in
-            _ = request.streamSerializer(PassthroughWebSocketMessageDecoder(), delivering: onEvent)
+            _ = request.streamSerializer(PassthroughWebSocketMessageDecoder(), inline: true, delivering: onEvent)
         }
     }
 
@@ -38,7 +38,7 @@ public import FoundationNetworking
     ) -> StreamOf<URLSessionWebSocketTask.Message> {
         createStream(automaticallyCancelling: shouldAutomaticallyCancel, bufferingPolicy: bufferingPolicy, transform: { $0.message }) {
             onEvent in
-            _ = request.streamSerializer(PassthroughWebSocketMessageDecoder(), delivering: onEvent)
+            _ = request.streamSerializer(PassthroughWebSocketMessageDecoder(), inline: true, delivering: onEvent)
         }
     }
 
@@ -83,8 +83,9 @@ public import FoundationNetworking
     /// Sends a message; returns once it is written (a message sent before the WebSocket opens
     /// waits for it).
     public func send(_ message: URLSessionWebSocketTask.Message) async throws {
+        // Resumed where the write completes: no queue of the caller's is involved.
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            request.send(message, queue: request.serializationQueue) { result in
+            request.send(message, completingOn: nil) { result in
                 continuation.resume(with: result)
             }
         }

@@ -17,8 +17,9 @@ public final class TransportWebSocket: Sendable {
     /// connection fails or the server breaks the protocol, and ends without a close when the client
     /// closed and the server did not answer in time.
     public let events: TransportWebSocketEvents
+    /// The connection's event loop, where ``events`` are produced and sends complete.
+    public let eventLoop: any EventLoop
     private let handler: NIOLoopBound<WebSocketConnectionHandler>
-    private let eventLoop: any EventLoop
 
     init(
         response: HTTPResponseHead, subprotocol: String?, isCompressed: Bool, metrics: ExchangeMetrics, events: TransportWebSocketEvents,
