@@ -1,4 +1,5 @@
 import AFSynchronization
+import Dispatch
 import Synchronization
 
 // The tests' waits: every wait a test makes on something that may never happen has a deadline,
@@ -7,6 +8,7 @@ import Synchronization
 /// Why a wait ended: its time was up.
 public struct TimedOut: Error, CustomStringConvertible {
     public let seconds: Int
+    public init(seconds: Int) { self.seconds = seconds }
     public var description: String { "timed out after \(seconds) s" }
 }
 
@@ -33,6 +35,17 @@ public func withTimeout<T: Sendable>(seconds: Int = 30, _ body: @escaping @Senda
         try await outcome.value()
     } onCancel: {
         outcome.settle(.failure(CancellationError()))
+    }
+}
+
+/// Waits for a completion-handler API, failing with ``TimedOut`` instead of hanging when it has not
+/// called back within `seconds` (a later call is then ignored).
+public func completion<T: Sendable>(within seconds: Int = 30, _ register: (@escaping @Sendable (T) -> Void) -> Void) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let pending = Mutex<CheckedContinuation<T, any Error>?>(continuation)
+        let resume: @Sendable (Result<T, any Error>) -> Void = { result in pending.withLock { $0.take() }?.resume(with: result) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) { resume(.failure(TimedOut(seconds: seconds))) }
+        register { resume(.success($0)) }
     }
 }
 

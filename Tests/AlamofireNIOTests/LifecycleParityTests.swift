@@ -39,7 +39,7 @@ import FoundationNetworking
             }
             request.resume()
             _ = try await withTimeout { await request.serializingData().response }
-            let drained: Void = await completion { done in testQueue.async { done(()) } }
+            let drained: Void = try await completion { done in testQueue.async { done(()) } }
             _ = drained
             #expect(completions.values == [200])
             #expect(request.tasks.count == 1)
@@ -122,7 +122,7 @@ import FoundationNetworking
                 .onURLSessionTaskCreation(on: testQueue) { created.append($0.taskIdentifier) }
                 .onURLRequestCreation(on: testQueue) { urlRequests.append($0.url?.path ?? "") }
             _ = try await withTimeout { await request.serializingData().response }
-            let drained: Void = await completion { done in testQueue.async { done(()) } }
+            let drained: Void = try await completion { done in testQueue.async { done(()) } }
             _ = drained
             let task = try #require(request.task as? URLSessionDataTask)
             #expect(created.values == [task.taskIdentifier])
@@ -205,9 +205,9 @@ import FoundationNetworking
             let request = session.request(server.url("/hold/never"))
             let task = request.serializingData()
             try await untilTaskCreated(request)
-            let seen: Set<Request> = await completion { done in session.withAllRequests { done($0) } }
+            let seen: Set<Request> = try await completion { done in session.withAllRequests { done($0) } }
             #expect(seen == [request])
-            let cancelled: Void = await completion { done in session.cancelAllRequests(completingOnQueue: testQueue) { done(()) } }
+            let cancelled: Void = try await completion { done in session.cancelAllRequests(completingOnQueue: testQueue) { done(()) } }
             _ = cancelled
             #expect(try await withTimeout { await task.response }.error?.isExplicitlyCancelledError == true)
         }

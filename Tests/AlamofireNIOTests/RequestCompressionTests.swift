@@ -23,8 +23,8 @@ import FoundationNetworking
         return request
     }
 
-    static func adapt(_ request: URLRequest, with compressor: DeflateRequestCompressor) async -> Result<URLRequest, any Error> {
-        await completion { done in compressor.adapt(request, for: AF, completion: done) }
+    static func adapt(_ request: URLRequest, with compressor: DeflateRequestCompressor) async throws -> Result<URLRequest, any Error> {
+        try await completion { done in compressor.adapt(request, for: AF, completion: done) }
     }
 
     /// zlib's inflate, through the test server's helper.
@@ -86,7 +86,7 @@ import FoundationNetworking
     }
 
     @Test func anExistingContentEncodingFailsByDefault() async throws {
-        let result = await Self.adapt(Self.postRequest(contentEncoding: "gzip"), with: DeflateRequestCompressor())
+        let result = try await Self.adapt(Self.postRequest(contentEncoding: "gzip"), with: DeflateRequestCompressor())
         #expect(throws: DeflateRequestCompressor.DuplicateHeaderError.self) { try result.get() }
     }
 

@@ -2,6 +2,7 @@ import AFSynchronization
 import Foundation
 import HTTPBinServer
 import Synchronization
+import TestWaits
 import Testing
 
 @testable import AlamofireNIO
@@ -97,7 +98,7 @@ import FoundationNetworking
             // running on that queue when the first hop arrives hands the events raised meanwhile to a
             // new batch queued behind the hop; the second hop comes after that batch.
             for _ in 0..<2 {
-                let settled: Void = await completion { done in session.rootQueue.async { testQueue.async { done(()) } } }
+                let settled: Void = try await completion { done in session.rootQueue.async { testQueue.async { done(()) } } }
                 _ = settled
             }
             #expect(response.error?.responseCode == 500)
@@ -120,7 +121,7 @@ import FoundationNetworking
             _ = await asked.next()
             retrier.answer(.retryWithDelay(3600))
             // The answer is handled on the root queue; cancel after it, during the hour's delay.
-            let handled: Void = await completion { done in session.rootQueue.async { done(()) } }
+            let handled: Void = try await completion { done in session.rootQueue.async { done(()) } }
             _ = handled
             request.cancel()
             let response = await task.response

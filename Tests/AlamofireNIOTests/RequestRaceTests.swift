@@ -40,7 +40,7 @@ import FoundationNetworking
                 #expect(events.filter { $0 == "requestDidFinish" }.count == 1, "\(events)")
                 #expect(request.tasks.count <= 1)
             }
-            let remaining = await completion { done in session.withAllRequests { done($0.count) } }
+            let remaining = try await completion { done in session.withAllRequests { done($0.count) } }
             #expect(remaining == 0)
         }
     }
@@ -136,7 +136,7 @@ import FoundationNetworking
             let session = Session(serializationQueue: serializationQueue, eventMonitors: [monitor])
             let retrier = Retrier { _, _, _, completion in completion(.doNotRetry) }
             let request = session.request(server.url("/get"), interceptor: retrier)
-            let onQueue: Bool = await completion { done in
+            let onQueue: Bool = try await completion { done in
                 request.responseDecodable(of: Missing.self, queue: serializationQueue) { _ in
                     done(DispatchQueue.getSpecific(key: key) == "serialization")
                 }

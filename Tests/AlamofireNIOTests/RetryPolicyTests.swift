@@ -153,7 +153,7 @@ import FoundationNetworking
             #expect(request.isCancelled)
             // The hour passes: the cancelled request is not sent again.
             backoff.fire()
-            let passed: Void = await completion { done in session.rootQueue.async { done(()) } }
+            let passed: Void = try await completion { done in session.rootQueue.async { done(()) } }
             _ = passed
             #expect(request.retryCount == 0)
             #expect(request.tasks.count == 1)

@@ -1,6 +1,7 @@
 import AlamofireNIO
 import Foundation
 import HTTPBinServer
+import TestWaits
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -84,7 +85,7 @@ import FoundationNetworking
 
     @Test func manualValidationExampleSucceeds() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let outcome = await completion { (done: @escaping @Sendable (String) -> Void) in
+            let outcome = try await completion { (done: @escaping @Sendable (String) -> Void) in
                 AF.request(server.url("/get"))
                     .validate(statusCode: 200..<300)
                     .validate(contentType: ["application/json"])
@@ -101,7 +102,7 @@ import FoundationNetworking
 
     @Test func responseHandlersSeeTheSameExchange() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let (data, string, decodable) = await completion {
+            let (data, string, decodable) = try await completion {
                 (done: @escaping @Sendable ((Data?, String?, [String: String]?)) -> Void) in
                 let collected = Collected()
                 AF.request(server.url("/get?a=1"))

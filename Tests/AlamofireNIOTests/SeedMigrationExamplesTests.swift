@@ -1,6 +1,7 @@
 import AlamofireNIO
 import Foundation
 import HTTPBinServer
+import TestWaits
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -15,7 +16,8 @@ import FoundationNetworking
 
     @Test func simpleDataRequestDefaultsToGet() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let response = await completion { done in AF.request(server.url("/get")).response(queue: testQueue, completionHandler: done) }
+            let response = try await completion { done in AF.request(server.url("/get")).response(queue: testQueue, completionHandler: done)
+            }
             #expect(response.request?.httpMethod == "GET")
             #expect(response.response?.statusCode == 200)
             #expect(response.error == nil)
@@ -36,7 +38,7 @@ import FoundationNetworking
             }
             #expect(body == Data(#"{"foo":"bar"}"#.utf8))
 
-            let response = await completion { done in
+            let response = try await completion { done in
                 AF.request(server.url("/anything"), method: .post, parameters: parameters, encoding: JSONEncoding.default)
                     .downloadProgress(queue: utility) { progress.append("\($0.fractionCompleted)") }
                     .validate { _, _, data in data == nil ? .failure(AFError.responseValidationFailed(reason: .dataFileNil)) : .success(())
@@ -59,7 +61,7 @@ import FoundationNetworking
                 let destination: DownloadRequest.Destination = { temporaryURL, response in
                     (directory.appendingPathComponent(suggested(temporaryURL, response).destinationURL.lastPathComponent), [])
                 }
-                let response = await completion { done in
+                let response = try await completion { done in
                     AF.download(server.url("/image/png"), to: destination).response(queue: testQueue, completionHandler: done)
                 }
                 #expect(response.request?.url == server.url("/image/png"))
@@ -91,7 +93,7 @@ import FoundationNetworking
                 let destination: DownloadRequest.Destination = { _, _ in (fileURL, [.createIntermediateDirectories, .removePreviousFile]) }
                 let parameters: Parameters = ["foo": "bar"]
                 let validated = OrderRecorder()
-                let response = await completion { done in
+                let response = try await completion { done in
                     AF.download(server.url("/get"), method: .get, parameters: parameters, encoding: URLEncoding.default, to: destination)
                         .downloadProgress(queue: utility) { _ in }
                         .validate { _, _, fileURL in
@@ -125,7 +127,7 @@ import FoundationNetworking
                 #expect(withRequest.data == "file body")
 
                 let uploadProgress = OrderRecorder()
-                let put = await completion { done in
+                let put = try await completion { done in
                     AF.upload(fileURL, to: server.url("/put"), method: .put)
                         .uploadProgress(queue: utility) { uploadProgress.append("\($0.completedUnitCount)") }
                         .downloadProgress { _ in }
@@ -298,14 +300,14 @@ import FoundationNetworking
             try await withTemporaryDirectory { directory in
                 let target = directory.appendingPathComponent("x.plist")
                 let order = OrderRecorder()
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let _: Void = try await completion { done in
                     AF.download(server.url("/json"), to: { _, _ in (target, []) })
                         .responseData(queue: testQueue) { order.append("data \($0.value?.isEmpty == false)") }
                         .responseString(queue: testQueue) { order.append("string \($0.value?.contains("slideshow") == true)") }
                         .responseJSON(queue: testQueue) { order.append("json \($0.value != nil)") }
                         .responsePropertyList(queue: testQueue) { response in
                             order.append("plist \(response.error?.isResponseSerializationError == true)")
-                            continuation.resume()
+                            done(())
                         }
                 }
                 #expect(order.values == ["data true", "string true", "json true", "plist true"])

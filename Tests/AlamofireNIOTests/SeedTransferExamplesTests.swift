@@ -1,6 +1,7 @@
 import AlamofireNIO
 import Foundation
 import HTTPBinServer
+import TestWaits
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -15,7 +16,7 @@ import FoundationNetworking
 
     @Test func downloadIntoMemoryOfAnImage() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let response = await completion { done in
+            let response = try await completion { done in
                 AF.download(server.url("/image/png")).responseData(queue: testQueue, completionHandler: done)
             }
             let data = try #require(response.value)
@@ -32,7 +33,7 @@ import FoundationNetworking
                     return (fileURL, [.removePreviousFile, .createIntermediateDirectories])
                 }
                 for _ in 0..<2 {
-                    let response = await completion { done in
+                    let response = try await completion { done in
                         AF.download(server.url("/image/png"), to: destination).response(queue: testQueue, completionHandler: done)
                     }
                     #expect(response.error == nil)
@@ -91,7 +92,7 @@ import FoundationNetworking
     /// cancelled before its task exists has nothing to resume (in Alamofire too).
     @Test func resumingADownloadFromItsResumeData() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let resumeData = await completion { (done: @escaping @Sendable (Data?) -> Void) in
+            let resumeData = try await completion { (done: @escaping @Sendable (Data?) -> Void) in
                 // Held after 20,000 bytes until the client leaves: the cancel comes mid-body.
                 let download = AF.download(server.url("/range/40000?chunk_size=1000&hold=cut&hold_at=20000"))
                 download.downloadProgress { progress in
@@ -100,7 +101,7 @@ import FoundationNetworking
                 }
                 download.responseData(queue: testQueue) { _ in }
             }
-            let response = await completion { done in
+            let response = try await completion { done in
                 AF.download(resumingWith: resumeData!).responseData(queue: testQueue, completionHandler: done)
             }
             #expect(response.value?.count == 40000)
@@ -114,7 +115,7 @@ import FoundationNetworking
     @Test func accessingResumeDataOfAFailedDownload() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let download = AF.download(server.url("/range/40000?chunk_size=1000&abort_at=12000"))
-            let response = await completion { done in download.response(queue: testQueue, completionHandler: done) }
+            let response = try await completion { done in download.response(queue: testQueue, completionHandler: done) }
             let resumeData = try #require(download.resumeData)
             #expect(response.resumeData == resumeData)
             #expect(String(data: resumeData, encoding: .utf8)?.contains("\"bytesReceived\":12000") == true)
@@ -134,7 +135,7 @@ import FoundationNetworking
                 try seededBytes(100_000, seed: 4).write(to: fileURL)
                 let upload = OrderRecorder()
                 let download = OrderRecorder()
-                let response = await completion { done in
+                let response = try await completion { done in
                     AF.upload(fileURL, to: server.url("/post"))
                         .uploadProgress(queue: testQueue) { upload.append("\($0.fractionCompleted)") }
                         .downloadProgress(queue: testQueue) { download.append("\($0.fractionCompleted)") }
@@ -150,7 +151,7 @@ import FoundationNetworking
     @Test func metricsAndCURLOfARequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let curl = OrderRecorder()
-            let response = await completion { done in
+            let response = try await completion { done in
                 AF.request(server.url("/get"))
                     .cURLDescription(on: testQueue) { curl.append($0) }
                     .responseJSON(queue: testQueue) { done(UncheckedSendableBox($0)) }

@@ -1,5 +1,6 @@
 import AlamofireNIO
 import HTTPBinServer
+import TestWaits
 import Testing
 
 /// Code written for Alamofire: static serializer factories, `Empty`, `emptyResponseAllowed(forRequest:response:)`,
@@ -31,9 +32,9 @@ import Testing
             let downloaded = try await download.serializingDownload(using: .decodable(of: SlideShow.self)).value
             #expect(downloaded.slideshow.slides.count == 2)
             if let fileURL = download.fileURL { try? FileManager.default.removeItem(at: fileURL) }
-            let viaHandler: String = try await withCheckedThrowingContinuation { continuation in
-                AF.request(server.url("/robots.txt")).response(responseSerializer: .string) { continuation.resume(with: $0.result) }
-            }
+            let viaHandler: String = try await completion { done in
+                AF.request(server.url("/robots.txt")).response(responseSerializer: .string) { done($0.result) }
+            }.get()
             #expect(viaHandler == text)
         }
     }

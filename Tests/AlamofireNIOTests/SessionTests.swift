@@ -20,11 +20,6 @@ struct HTTPBinResponse: Decodable, Sendable {
     let json: [String: String]?
 }
 
-/// Waits for a completion-handler API.
-func completion<T: Sendable>(_ register: (@escaping @Sendable (T) -> Void) -> Void) async -> T {
-    await withCheckedContinuation { continuation in register { continuation.resume(returning: $0) } }
-}
-
 let testQueue = DispatchQueue(label: "tests.responses")
 
 @Suite struct SessionTests {
@@ -69,7 +64,7 @@ let testQueue = DispatchQueue(label: "tests.responses")
     @Test func completionHandlersRunInOrderOnTheirQueue() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let order = OrderRecorder()
-            let done: Void = await completion { finished in
+            let done: Void = try await completion { finished in
                 AF.request(server.url("/get"))
                     .responseData(queue: testQueue) { response in
                         dispatchPrecondition(condition: .onQueue(testQueue))
@@ -180,7 +175,7 @@ let testQueue = DispatchQueue(label: "tests.responses")
 
     @Test func serializersReportTheirFailures() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let notJSON = await completion { done in AF.request(server.url("/html")).responseJSON(queue: testQueue) { done($0.error) } }
+            let notJSON = try await completion { done in AF.request(server.url("/html")).responseJSON(queue: testQueue) { done($0.error) } }
             guard case .responseSerializationFailed(.jsonSerializationFailed) = notJSON else {
                 Issue.record("unexpected \(String(describing: notJSON))")
                 return
@@ -205,7 +200,7 @@ let testQueue = DispatchQueue(label: "tests.responses")
 
     @Test func jsonResponsesParse() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let value = await completion { done in
+            let value = try await completion { done in
                 AF.request(server.url("/json")).responseJSON(queue: testQueue) { response in
                     let slideshow = (response.value as? [String: Any])?["slideshow"] as? [String: Any]
                     done(slideshow?["title"] as? String)
@@ -245,7 +240,7 @@ let testQueue = DispatchQueue(label: "tests.responses")
             let statuses = await withTaskGroup(of: Int?.self) { group in
                 for index in 0..<1000 {
                     group.addTask {
-                        await completion { done in
+                        try? await completion { done in
                             session.request(server.url("/get?i=\(index)")).response(queue: testQueue) { response in
                                 counter.append("\(index)")
                                 done(response.response?.statusCode)
@@ -288,7 +283,7 @@ let testQueue = DispatchQueue(label: "tests.responses")
             monitor.requestDidFinish = { _ in events.append("finished") }
             let session = Session(eventMonitors: [monitor])
             _ = await session.request(server.url("/get")).serializingData().response
-            let finished: Void = await completion { done in testQueue.async { done(()) } }
+            let finished: Void = try await completion { done in testQueue.async { done(()) } }
             _ = finished
             // Set up lazily: the resume comes first, as in Alamofire 5.11 and later.
             #expect(events.values == ["resumed", "initial", "created", "metrics", "completed:true", "finished"])

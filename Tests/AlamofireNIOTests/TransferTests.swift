@@ -2,6 +2,7 @@ import AFSynchronization
 import Crypto
 import Foundation
 import HTTPBinServer
+import TestWaits
 import Testing
 
 @testable import AlamofireNIO
@@ -127,7 +128,7 @@ func sha256Hex(_ data: Data) -> String {
                 let text = try await AF.download(server.url("/encoding/utf8"), to: { _, _ in (target, [.removePreviousFile]) })
                     .serializingString().value
                 #expect(text.contains("Zwölf Boxkämpfer") && text.contains("🚀"))
-                let json = await completion { done in
+                let json = try await completion { done in
                     AF.download(server.url("/json"), to: { _, _ in (target, [.removePreviousFile]) })
                         .responseJSON(queue: testQueue) { done(UncheckedSendable($0)) }
                 }

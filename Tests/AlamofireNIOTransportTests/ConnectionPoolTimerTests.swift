@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import TestWaits
 import Testing
 
 @testable import AlamofireNIOTransport
@@ -19,9 +20,9 @@ import Testing
     }
 
     func lease(_ pool: ConnectionPool, _ request: Int, deadline: NIODeadline? = nil) async throws -> any TransportConnection {
-        try await withCheckedThrowingContinuation { continuation in
-            pool.lease(request: request, needsFreshConnection: false, deadline: deadline) { continuation.resume(with: $0) }
-        }
+        try await completion { done in
+            pool.lease(request: request, needsFreshConnection: false, deadline: deadline) { done($0) }
+        }.get()
     }
 
     /// Before the machine owned the timers, a cancelled waiter's deadline timer stayed scheduled

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import TestWaits
 import Testing
 
 @testable import AlamofireNIOTransport
@@ -23,11 +24,9 @@ import Testing
             let url = { (path: String) in overHTTP2 ? server.tlsURL(.valid, path)! : server.url(path) }
             for round in 0..<20 {
                 // Collected, through the callback entry point.
-                let collected = try await withCheckedThrowingContinuation { continuation in
-                    transport.execute(TransportRequest(url: url("/bytes/64")), collectingUpTo: 1 << 20) {
-                        continuation.resume(with: $0)
-                    }
-                }
+                let collected = try await completion { done in
+                    transport.execute(TransportRequest(url: url("/bytes/64")), collectingUpTo: 1 << 20) { done($0) }
+                }.get()
                 #expect(collected.body.readableBytes == 64)
                 // Streamed, read to the end.
                 let streamed = try await transport.fetch(url("/bytes/128"))

@@ -22,4 +22,14 @@ struct WithTimeoutTests {
             try await withTimeout(seconds: 5) { () async throws -> Int in throw CancellationError() }
         }
     }
+
+    @Test func aCompletionNeverCalledFailsWithTimedOutAndALateCallIsIgnored() async throws {
+        let handler = Mutex<(@Sendable (Int) -> Void)?>(nil)
+        await #expect(throws: TimedOut.self) {
+            try await completion(within: 1) { done in handler.withLock { $0 = done } }
+        }
+        // Called after the deadline: nothing is resumed twice.
+        handler.withLock { $0.take() }?(7)
+        #expect(try await completion { done in done(42) } == 42)
+    }
 }
