@@ -16,7 +16,8 @@ import FoundationNetworking
 
     @Test func simpleDataRequestDefaultsToGet() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let response = try await completion { done in AF.request(server.url("/get")).response(queue: testQueue, completionHandler: done)
+            let response = try await completion { done in
+                AF.request(server.url("/get")).response(queue: testQueue, completionHandler: done)
             }
             #expect(response.request?.httpMethod == "GET")
             #expect(response.response?.statusCode == 200)
