@@ -34,9 +34,10 @@ package final class LoadingSession: Sendable {
     /// When the configuration `waitsForConnectivity`, what tells a task that found no route that the
     /// network changed; nil otherwise (a task then fails offline at once).
     package let connectivityMonitor: (any ConnectivityMonitor)?
-    /// Where a task waiting for connectivity arms its resource timer, and whose `now` it counts that
-    /// timeout by: one of the transport's event loops, or a test's hand-turned one.
-    let connectivityClock: any EventLoop
+    /// Whose `now` a task's resource timeout counts by, from the task's resume, and where a task
+    /// waiting for connectivity arms its timer: one of the transport's event loops, or a test's
+    /// hand-turned one.
+    let clock: any EventLoop
     /// The last task identifier handed out; URLSession numbers its tasks from 1.
     private let lastTaskIdentifier = Atomic<Int>(0)
 
@@ -53,19 +54,19 @@ package final class LoadingSession: Sendable {
     /// - Parameters:
     ///   - transport: performs the exchanges.
     ///   - configuration: `httpAdditionalHeaders` (sent unless a request sets its own),
-    ///     `timeoutIntervalForRequest` (idle time per exchange), `timeoutIntervalForResource` (each
-    ///     exchange's total), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`,
+    ///     `timeoutIntervalForRequest` (idle time per exchange), `timeoutIntervalForResource` (the
+    ///     task's whole time, from its resume, over all its exchanges), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`,
     ///     `urlCredentialStorage`, `urlCache`, `requestCachePolicy`, `protocolClasses`, and
     ///     `waitsForConnectivity` (``ConfigurationExtras``).
     ///   - now: the clock cached responses age by (a test's virtual clock).
     ///   - makeConnectivityMonitor: called once when the configuration `waitsForConnectivity`; nil
     ///     from it (no way to follow the network) makes tasks fail offline at once.
-    ///   - connectivityClock: the event loop whose clock bounds a wait for connectivity (nil: one of
-    ///     the transport's).
+    ///   - clock: the event loop whose clock counts the resource timeout and bounds a wait for
+    ///     connectivity (nil: one of the transport's).
     package init(
         transport: HTTPTransport, configuration: URLSessionConfiguration, maximumBodySize: Int = Int(UInt32.max),
         now: @escaping @Sendable () -> Date = { Date() },
-        makeConnectivityMonitor: () -> (any ConnectivityMonitor)? = { nil }, connectivityClock: (any EventLoop)? = nil
+        makeConnectivityMonitor: () -> (any ConnectivityMonitor)? = { nil }, clock: (any EventLoop)? = nil
     ) {
         self.transport = transport
         self.maximumBodySize = maximumBodySize
@@ -83,7 +84,7 @@ package final class LoadingSession: Sendable {
         self.protocolClasses = URLProtocolLoad.userClasses(configuration.protocolClasses)
         self.cachePolicy = CachePolicy(cache: configuration.urlCache, requestCachePolicy: configuration.requestCachePolicy, now: now)
         self.connectivityMonitor = ConfigurationExtras.waitsForConnectivity(configuration) ? makeConnectivityMonitor() : nil
-        self.connectivityClock = connectivityClock ?? transport.eventLoopGroup.next()
+        self.clock = clock ?? transport.eventLoopGroup.next()
     }
 
     /// A task for `request`, not started: call ``LoadingTask/resume()``.
@@ -122,11 +123,19 @@ package final class LoadingSession: Sendable {
         return sent.value(forHTTPHeaderField: "Cookie")
     }
 
-    /// What the transport should send for `request` on one hop. Once the task has followed a
+    /// What is left of a task's resource timeout, which counts on ``clock`` from `resumedAt`: nil
+    /// when there is no limit. Zero or less: the time is up.
+    func resourceTimeRemaining(since resumedAt: NIODeadline) -> TimeAmount? {
+        Self.timeAmount(resourceTimeout).map { resumedAt + $0 - clock.now }
+    }
+
+    /// What the transport should send for `request` on one hop, within what is left of the task's
+    /// resource timeout (`resourceTimeRemaining`, nil: no limit). Once the task has followed a
     /// redirect to another origin, `withholdingOriginBoundFields` keeps the session's
     /// ``RedirectPolicy/originBoundFields`` back (the request's own are sent as they are).
     func transportRequest(
-        for request: URLRequest, url: URL, body: RequestBody?, withholdingOriginBoundFields: Bool = false
+        for request: URLRequest, url: URL, body: RequestBody?, resourceTimeRemaining: TimeAmount?,
+        withholdingOriginBoundFields: Bool = false
     ) -> TransportRequest {
         var headers = baseHeaders
         if withholdingOriginBoundFields {
@@ -138,7 +147,7 @@ package final class LoadingSession: Sendable {
             method: NIOHTTP1.HTTPMethod(rawValue: request.httpMethod ?? "GET"), url: url, headers: headers,
             body: body?.transportBody ?? request.httpBody.map { .bytes(ByteBuffer(bytes: $0)) } ?? .none,
             timeouts: TransportTimeouts(
-                connect: Self.timeAmount(idle), idle: Self.timeAmount(idle), total: Self.timeAmount(resourceTimeout)))
+                connect: Self.timeAmount(idle), idle: Self.timeAmount(idle), total: resourceTimeRemaining))
     }
 
     /// A configuration's limit as NIO's time: none when it is 0, negative, infinite or not a number.

@@ -17,8 +17,8 @@ package import FoundationNetworking
 extension LoadingTask {
     /// The handshake, on a connection of its own; `ws` and `wss` go as `http` and `https`.
     func openWebSocket(
-        _ request: URLRequest, options: TransportWebSocketOptions, authorization: String?, withholdingOriginBoundFields: Bool,
-        generation: Int
+        _ request: URLRequest, options: TransportWebSocketOptions, authorization: String?, resourceTimeRemaining: TimeAmount?,
+        withholdingOriginBoundFields: Bool, generation: Int
     ) {
         guard let url = request.url, let wireURL = Self.httpURL(forWebSocket: url) else {
             return exchangeFailed(URLError(.unsupportedURL, userInfo: request.url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:]))
@@ -31,7 +31,8 @@ extension LoadingTask {
         var sent = policyRequest
         prepareForWire(&sent, authorization: authorization)
         var transportRequest = session.transportRequest(
-            for: sent, url: wireURL, body: nil, withholdingOriginBoundFields: withholdingOriginBoundFields)
+            for: sent, url: wireURL, body: nil, resourceTimeRemaining: resourceTimeRemaining,
+            withholdingOriginBoundFields: withholdingOriginBoundFields)
         transportRequest.logger = logger
         transportRequest.clientIdentity = clientIdentity
         state.withLock { $0.cache.headersSent(transportRequest.headers) }

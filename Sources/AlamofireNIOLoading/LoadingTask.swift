@@ -101,6 +101,8 @@ package final class LoadingTask: Sendable {
         var webSocket: TransportWebSocket?
         /// What waiting for connectivity needs, in a session that waits (untouched otherwise).
         var connectivity = ConnectivityWait()
+        /// When the task was resumed, on the session's clock: its resource timeout counts from there.
+        var resumedAt: NIODeadline?
 
         /// An exchange that failed or was cancelled still counts (see ``TransactionLog``).
         mutating func recordUnfinishedExchange() {
@@ -111,8 +113,6 @@ package final class LoadingTask: Sendable {
             /// The session's count of network changes when the exchange under way started: a wait
             /// after it finds no route waits for a later change.
             var changesAtExchangeStart = 0
-            /// When the task was resumed: its resource timeout counts from there.
-            var resumedAt: NIODeadline?
             /// The resource timeout's timer (set by the first wait, cancelled as the task completes),
             /// and whether it has fired.
             var timer: Scheduled<Void>?
@@ -182,9 +182,7 @@ package final class LoadingTask: Sendable {
     package func resume() {
         perform(
             state.withLock { state in
-                if state.machine.state == .initialized, session.connectivityMonitor != nil {
-                    state.connectivity.resumedAt = session.connectivityClock.now
-                }
+                if state.machine.state == .initialized { state.resumedAt = session.clock.now }
                 return state.machine.resume()
             })
     }
@@ -263,7 +261,7 @@ package final class LoadingTask: Sendable {
 
     private func startExchange(hop: Int) {
         let networkChanges = session.connectivityMonitor?.changeCount
-        let (request, body, generation, authorization, validators, resumption, hasLeftOrigin) = state.withLock { state in
+        let (request, body, generation, authorization, validators, resumption, hasLeftOrigin, resumedAt) = state.withLock { state in
             if let networkChanges { state.connectivity.changesAtExchangeStart = networkChanges }
             let authorization = state.answers.exchangeStarted()
             state.collectedBody = nil
@@ -273,19 +271,25 @@ package final class LoadingTask: Sendable {
             let generation = state.work.start()
             return (
                 state.currentRequest, state.body, generation, authorization,
-                state.cache.validators(forHop: hop), state.download.resumption, state.machine.hasLeftOrigin
+                state.cache.validators(forHop: hop), state.download.resumption, state.machine.hasLeftOrigin, state.resumedAt
             )
         }
         guard let url = request.url else {
             return exchangeFailed(URLError(.badURL))
+        }
+        // The resource timeout bounds the whole task, its redirects and challenges included: each
+        // exchange gets what is left of it, and none starts once it is spent.
+        let resourceTimeRemaining = session.resourceTimeRemaining(since: resumedAt ?? session.clock.now)
+        if let resourceTimeRemaining, resourceTimeRemaining <= .zero {
+            return exchangeFailed(TransportError(.timedOut, "the resource timeout passed").urlError(for: url))
         }
         // A WebSocket is always opened on the network: no URL protocol, local resource or cache
         // answers it, as with URLSessionWebSocketTask.
         if case .webSocket(let subprotocols, let maximumMessageSize) = destination {
             let options = TransportWebSocketOptions(subprotocols: subprotocols, maximumMessageSize: maximumMessageSize)
             return openWebSocket(
-                request, options: options, authorization: authorization, withholdingOriginBoundFields: hasLeftOrigin,
-                generation: generation)
+                request, options: options, authorization: authorization, resourceTimeRemaining: resourceTimeRemaining,
+                withholdingOriginBoundFields: hasLeftOrigin, generation: generation)
         }
         if let protocolClass = URLProtocolLoad.protocolClass(for: request, among: session.protocolClasses) {
             return loadThroughProtocol(protocolClass, request: request, body: body, generation: generation)
@@ -302,7 +306,7 @@ package final class LoadingTask: Sendable {
         // And a resumed download's range.
         let continuing = resumption.flatMap { continueDownload(from: $0, on: &sent) }
         var transportRequest = session.transportRequest(
-            for: sent, url: url, body: body, withholdingOriginBoundFields: hasLeftOrigin)
+            for: sent, url: url, body: body, resourceTimeRemaining: resourceTimeRemaining, withholdingOriginBoundFields: hasLeftOrigin)
         transportRequest.logger = logger
         transportRequest.clientIdentity = clientIdentity
         // Progress closures hold the task strongly, as the completion does; the exchange that keeps them
@@ -431,10 +435,10 @@ package final class LoadingTask: Sendable {
             return exchangeFailed(URLError(.notConnectedToInternet, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         }
         let limit = LoadingSession.timeAmount(session.resourceTimeout)
-        let clock = session.connectivityClock
+        let clock = session.clock
         let (after, generation, deadline, needsTimer) = state.withLock { state in
             let wait = state.connectivity
-            return (wait.changesAtExchangeStart, state.work.start(), limit.map { (wait.resumedAt ?? clock.now) + $0 }, wait.timer == nil)
+            return (wait.changesAtExchangeStart, state.work.start(), limit.map { (state.resumedAt ?? clock.now) + $0 }, wait.timer == nil)
         }
         if let deadline {
             guard deadline > clock.now else { return exchangeFailed(timedOut) }

@@ -2,6 +2,8 @@ import AFSynchronization
 import AlamofireNIOTransport
 import Foundation
 import HTTPBinServer
+import NIOCore
+import NIOEmbedded
 import NIOPosix
 import Synchronization
 import Testing
@@ -32,11 +34,15 @@ import FoundationNetworking
         let disposition: LoadingResponseDisposition
         let newBodyStream: (@Sendable () -> InputStream?)?
         let takesStreamedBodyOnEventLoop: Bool
+        /// Runs before each redirect is answered (a test turns its clock there).
+        let beforeAnsweringRedirect: (@Sendable () async -> Void)?
 
         init(
             followRedirects: Bool = true, disposition: LoadingResponseDisposition = .allow,
-            newBodyStream: (@Sendable () -> InputStream?)? = nil, takesStreamedBodyOnEventLoop: Bool = false
+            newBodyStream: (@Sendable () -> InputStream?)? = nil, takesStreamedBodyOnEventLoop: Bool = false,
+            beforeAnsweringRedirect: (@Sendable () async -> Void)? = nil
         ) {
+            self.beforeAnsweringRedirect = beforeAnsweringRedirect
             self.followRedirects = followRedirects
             self.disposition = disposition
             self.newBodyStream = newBodyStream
@@ -82,7 +88,12 @@ import FoundationNetworking
             completionHandler: @escaping @Sendable (URLRequest?) -> Void
         ) {
             record("redirect \(response.statusCode) \(newRequest.httpMethod ?? "") \(newRequest.url?.path ?? "")")
-            completionHandler(followRedirects ? newRequest : nil)
+            let answer = followRedirects ? newRequest : nil
+            guard let beforeAnsweringRedirect else { return completionHandler(answer) }
+            Task {
+                await beforeAnsweringRedirect()
+                completionHandler(answer)
+            }
         }
 
         func loadingTaskNeedsNewBodyStream(_ task: LoadingTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {
@@ -198,6 +209,26 @@ import FoundationNetworking
             #expect(Set(loops).count == 1)
             #expect((loops.first! != nil) == onEventLoop)
             #expect(delegate.events.last == "complete ok")
+        }
+    }
+
+    /// The resource timeout bounds the whole task, as URLSession's does, counted on the session's
+    /// clock (turned here by 6 s at each redirect, of 10): the second hop gets what is left, and the
+    /// third, due once it has passed, fails with `.timedOut` without reaching the server.
+    @Test func theResourceTimeoutCountsOverEveryHop() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let clock = NIOAsyncTestingEventLoop()
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForResource = 10
+            let session = LoadingSession(transport: HTTPTransport(), configuration: configuration, clock: clock)
+            let delegate = RecordingDelegate(beforeAnsweringRedirect: { await clock.advanceTime(by: .seconds(6)) })
+            session.makeTask(with: Self.request(server.url("/redirect/2")), delegate: delegate).resume()
+            #expect(try await delegate.completion()?.code == .timedOut)
+            #expect(
+                delegate.events == [
+                    "redirect 302 GET /relative-redirect/1", "redirect 302 GET /get", "metrics 3", "complete -1001",
+                ])
+            #expect(server.statistics.totalRequests == 2)
         }
     }
 

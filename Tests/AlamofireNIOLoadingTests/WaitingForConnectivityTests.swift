@@ -107,7 +107,7 @@ import FoundationNetworking
         ConfigurationExtras.set(waits ? 1 : nil, for: .waitsForConnectivity, in: configuration)
         return LoadingSession(
             transport: HTTPTransport(configuration: transportConfiguration), configuration: configuration,
-            makeConnectivityMonitor: { monitor }, connectivityClock: clock)
+            makeConnectivityMonitor: { monitor }, clock: clock)
     }
 
     /// Offline, a host name does not resolve: the task waits, hears nothing more when a change leaves it offline
