@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
+import NIOHTTP1
 import NIOWebSocket
 import TestWaits
 import Testing
@@ -17,6 +18,29 @@ import Testing
 
     static func closePayload(_ code: UInt16, _ reason: String = "") -> [UInt8] {
         [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8)
+    }
+
+    // MARK: The handshake
+
+    /// The answer to the upgrade request is awaited for the handshake's timeout, on the channel's
+    /// clock, to the instant: then the handshake fails as `.timedOut` and the connection closes.
+    @Test func aHandshakeNeverAnsweredFailsExactlyAtItsTimeout() throws {
+        let channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).wait()
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/socket", headers: ["Host": "example.test"])
+        let (outcome, _) = try WebSocketHandshakeHandler.install(
+            on: channel, head: head, options: TransportWebSocketOptions(), metrics: ExchangeMetrics(fetchStart: .now()),
+            timeout: .seconds(5))
+        let request = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(request.getString(at: request.readerIndex, length: 19) == "GET /socket HTTP/1.")
+        let failure = NIOLockedValueBox<(any Error)?>(nil)
+        outcome.whenFailure { error in failure.withLockedValue { $0 = error } }
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(4_999))
+        #expect(failure.withLockedValue { $0 } == nil)
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect((failure.withLockedValue { $0 } as? TransportError)?.code == .timedOut)
+        #expect(!channel.isActive)
     }
 
     // MARK: The frame reader
