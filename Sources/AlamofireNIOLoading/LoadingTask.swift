@@ -259,9 +259,19 @@ package final class LoadingTask: Sendable {
 
     // MARK: Exchanges
 
+    /// What an exchange starts from, read as it starts.
+    private typealias ExchangeStart = (
+        request: URLRequest, body: RequestBody?, generation: Int, authorization: String?, validators: [(name: String, value: String)],
+        resumption: DownloadResumption?, hasLeftOrigin: Bool, resourceTimeRemaining: TimeAmount?
+    )
+
     private func startExchange(hop: Int) {
         let networkChanges = session.connectivityMonitor?.changeCount
-        let (request, body, generation, authorization, validators, resumption, hasLeftOrigin, resumedAt) = state.withLock { state in
+        // The resource timeout bounds the whole task, its redirects and challenges included: each
+        // exchange gets what is left of it, and none starts (or counts as a transaction) once it is spent.
+        let started = state.withLock { state -> ExchangeStart? in
+            let resourceTimeRemaining = session.resourceTimeRemaining(since: state.resumedAt ?? session.clock.now)
+            if let resourceTimeRemaining, resourceTimeRemaining <= .zero { return nil }
             if let networkChanges { state.connectivity.changesAtExchangeStart = networkChanges }
             let authorization = state.answers.exchangeStarted()
             state.collectedBody = nil
@@ -271,17 +281,16 @@ package final class LoadingTask: Sendable {
             let generation = state.work.start()
             return (
                 state.currentRequest, state.body, generation, authorization,
-                state.cache.validators(forHop: hop), state.download.resumption, state.machine.hasLeftOrigin, state.resumedAt
+                state.cache.validators(forHop: hop), state.download.resumption, state.machine.hasLeftOrigin, resourceTimeRemaining
             )
+        }
+        guard let (request, body, generation, authorization, validators, resumption, hasLeftOrigin, resourceTimeRemaining) = started
+        else {
+            let url = state.withLock { $0.currentRequest.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            return exchangeFailed(TransportError(.timedOut, "the resource timeout passed").urlError(for: url))
         }
         guard let url = request.url else {
             return exchangeFailed(URLError(.badURL))
-        }
-        // The resource timeout bounds the whole task, its redirects and challenges included: each
-        // exchange gets what is left of it, and none starts once it is spent.
-        let resourceTimeRemaining = session.resourceTimeRemaining(since: resumedAt ?? session.clock.now)
-        if let resourceTimeRemaining, resourceTimeRemaining <= .zero {
-            return exchangeFailed(TransportError(.timedOut, "the resource timeout passed").urlError(for: url))
         }
         // A WebSocket is always opened on the network: no URL protocol, local resource or cache
         // answers it, as with URLSessionWebSocketTask.
