@@ -55,10 +55,11 @@ extension HTTPTransport {
             // A shutdown while it connected: the WebSocket is not opened.
             try checkNotShutDown()
             try Task.checkCancellation()
+            // The answer is awaited for the idle timeout, and no longer than the total limit leaves.
+            let answerTimeout = [request.timeouts.idle, request.timeouts.total.map { start + $0 - clock.now }].compactMap { $0 }.min()
             let handshake = try await channel.eventLoop.submit {
                 try WebSocketHandshakeHandler.install(
-                    on: channel, head: handshakeHead, options: options, metrics: opened.metrics,
-                    timeout: request.timeouts.idle ?? request.timeouts.total)
+                    on: channel, head: handshakeHead, options: options, metrics: opened.metrics, timeout: answerTimeout)
             }.get()
             return try await withTaskCancellationHandler {
                 try await handshake.outcome.get()
