@@ -123,10 +123,16 @@ package final class LoadingSession: Sendable {
         return sent.value(forHTTPHeaderField: "Cookie")
     }
 
-    /// What is left of a task's resource timeout, which counts on ``clock`` from `resumedAt`: nil
-    /// when there is no limit. Zero or less: the time is up.
+    /// When the resource timeout of a task resumed at `resumedAt` passes, on ``clock``: nil when
+    /// there is no limit.
+    func resourceDeadline(since resumedAt: NIODeadline) -> NIODeadline? {
+        Self.timeAmount(resourceTimeout).map { resumedAt + $0 }
+    }
+
+    /// What is left of a task's resource timeout (``resourceDeadline(since:)``): nil when there is
+    /// no limit. Zero or less: the time is up.
     func resourceTimeRemaining(since resumedAt: NIODeadline) -> TimeAmount? {
-        Self.timeAmount(resourceTimeout).map { resumedAt + $0 - clock.now }
+        resourceDeadline(since: resumedAt).map { $0 - clock.now }
     }
 
     /// What the transport should send for `request` on one hop, within what is left of the task's

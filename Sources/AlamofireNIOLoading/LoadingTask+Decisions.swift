@@ -107,7 +107,7 @@ extension LoadingTask {
     /// The delegate's answer to a redirect: follow `next`, or (nil) make the redirect the result.
     func redirectDecided(_ next: URLRequest?) {
         let action = state.withLock { state -> LoadingTaskStateMachine.Action in
-            guard let next else { return state.machine.redirectDecided(follow: false, needsBodyStream: false, leavesOrigin: false) }
+            guard let next else { return state.machine.redirectDeclined() }
             // An answer that comes after a cancel changes nothing.
             guard case .awaitingRedirect = state.machine.state else { return .none }
             let previousMethod = state.currentRequest.httpMethod

@@ -85,8 +85,10 @@ package final class LoadingTask: Sendable {
         /// The transactions, and the exchange under way until it has its own.
         var log = TransactionLog()
         /// The error the task completed with (nil while it runs, and after a success), as
-        /// `URLSessionTask.error` reports it.
+        /// `URLSessionTask.error` reports it, and whether it is known yet: the task reads as completed
+        /// from then on, not from its machine's last step (a download's file is settled in between).
         var completionError: URLError?
+        var hasCompleted = false
         /// The piece of work the task is waiting on (an exchange, or a body being written), and how
         /// to stop it.
         var work = CurrentWork()
@@ -122,7 +124,7 @@ package final class LoadingTask: Sendable {
         var snapshot: Snapshot {
             let status: Status =
                 switch machine.state {
-                case .completed: .completed
+                case .completed where hasCompleted: .completed
                 case _ where machine.isCancelled: .canceling
                 case .initialized: .suspended
                 default: machine.isSuspended ? .suspended : .running
@@ -230,7 +232,7 @@ package final class LoadingTask: Sendable {
             let (received, proposed) = state.withLock { ($0.response, $0.proposedRequest) }
             let response = received?.httpURLResponse
             guard let response, let proposed else {
-                return perform(state.withLock { $0.machine.redirectDecided(follow: false, needsBodyStream: false, leavesOrigin: false) })
+                return perform(state.withLock { $0.machine.redirectDeclined() })
             }
             delegate.loadingTask(self, willPerformHTTPRedirection: response, newRequest: proposed) { next in
                 self.redirectDecided(next)
@@ -443,11 +445,13 @@ package final class LoadingTask: Sendable {
             // Unreachable: only a session with a monitor waits. Failing beats waiting forever.
             return exchangeFailed(URLError(.notConnectedToInternet, userInfo: [NSURLErrorFailingURLErrorKey: url]))
         }
-        let limit = LoadingSession.timeAmount(session.resourceTimeout)
         let clock = session.clock
         let (after, generation, deadline, needsTimer) = state.withLock { state in
             let wait = state.connectivity
-            return (wait.changesAtExchangeStart, state.work.start(), limit.map { (state.resumedAt ?? clock.now) + $0 }, wait.timer == nil)
+            return (
+                wait.changesAtExchangeStart, state.work.start(), session.resourceDeadline(since: state.resumedAt ?? clock.now),
+                wait.timer == nil
+            )
         }
         if let deadline {
             guard deadline > clock.now else { return exchangeFailed(timedOut) }
@@ -519,6 +523,7 @@ package final class LoadingTask: Sendable {
             state.completionError = Self.error(
                 failure, exchangeError: state.machine.exchangeError, url: state.currentRequest.url ?? originalRequest.url,
                 resumption: resumption)
+            state.hasCompleted = true
             return (state.completionError, state.webSocket, state.log.transactions, state.machine.redirects)
         }
         // A WebSocket left open (the task cancelled, or its response refused, before its messages

@@ -207,13 +207,21 @@ package struct LoadingTaskStateMachine: Sendable {
     }
 
     /// The exchange failed before a response, or while its body arrived (or the wait for
-    /// connectivity ended without a change), with `error` (kept unless an error came first).
+    /// connectivity ended without a change), with `error` (kept unless an error came first). A
+    /// failure reported while nothing runs is stale and changes nothing.
     package mutating func exchangeFailed(_ error: URLError) -> Action {
-        recordError(error)
         switch state {
-        case .exchanging, .waitingForConnectivity, .receivingBody: return complete(isCancelled ? .cancelled : .exchangeFailed)
-        default: return .none
+        case .exchanging, .waitingForConnectivity, .receivingBody:
+            recordError(error)
+            return complete(isCancelled ? .cancelled : .exchangeFailed)
+        default:
+            return .none
         }
+    }
+
+    /// The delegate declined a redirect: the 3xx response is the result.
+    package mutating func redirectDeclined() -> Action {
+        redirectDecided(follow: false, needsBodyStream: false, leavesOrigin: false)
     }
 
     /// The delegate decided on a redirect: `follow` false delivers the 3xx response as the result.

@@ -233,6 +233,23 @@ import FoundationNetworking
         }
     }
 
+    /// A hop gets only what is left of the resource timeout: with 100 ms left of a minute (on the
+    /// session's clock), a hop the server never answers ends as `.timedOut` in 100 ms. Given the whole
+    /// minute, it would outlast the completion's 30 s wait and fail the test.
+    @Test func aHopGetsWhatIsLeftOfTheResourceTimeout() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let clock = NIOAsyncTestingEventLoop()
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForResource = 60
+            let session = LoadingSession(transport: HTTPTransport(), configuration: configuration, clock: clock)
+            let delegate = RecordingDelegate(beforeAnsweringRedirect: { await clock.advanceTime(by: .milliseconds(59_900)) })
+            session.makeTask(with: Self.request(server.url("/redirect-to?url=/hold/never")), delegate: delegate).resume()
+            #expect(try await delegate.completion()?.code == .timedOut)
+            #expect(delegate.events == ["redirect 302 GET /hold/never", "metrics 2", "complete -1001"])
+            #expect(server.statistics.totalRequests == 2)
+        }
+    }
+
     @Test func redirectsAreAskedPerHopAndCountedInTheMetrics() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let delegate = RecordingDelegate()
