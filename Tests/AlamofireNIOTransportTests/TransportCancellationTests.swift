@@ -3,6 +3,7 @@ import HTTPBinServer
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import TestWaits
 import Testing
 
 @testable import AlamofireNIOTransport
@@ -27,20 +28,16 @@ import Testing
     @Test func callbackExchangesCompleteAndCancelThroughTheirHandle() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let transport = makeTransport()
-            let collected = await withCheckedContinuation { continuation in
-                transport.execute(TransportRequest(url: server.url("/bytes/100000?seed=3")), collectingUpTo: 1 << 20) {
-                    continuation.resume(returning: $0)
-                }
+            let collected = try await completion { done in
+                transport.execute(TransportRequest(url: server.url("/bytes/100000?seed=3")), collectingUpTo: 1 << 20) { done($0) }
             }
             #expect(try collected.get().body.readableBytes == 100_000)
             #expect(try collected.get().head.status == .ok)
 
             let handle = NIOLockedValueBox<TransportExchangeHandle?>(nil)
-            let cancelled = await withCheckedContinuation { continuation in
+            let cancelled = try await completion { done in
                 handle.withLockedValue {
-                    $0 = transport.execute(TransportRequest(url: server.url("/hold/never")), collectingUpTo: 1 << 20) {
-                        continuation.resume(returning: $0)
-                    }
+                    $0 = transport.execute(TransportRequest(url: server.url("/hold/never")), collectingUpTo: 1 << 20) { done($0) }
                 }
                 Task {
                     // The server has the request: the exchange is running when it is cancelled.

@@ -2,6 +2,7 @@ import AlamofireNIO
 import Foundation
 import HTTPBinServer
 import StoreSearchKit
+import TestWaits
 import Testing
 
 /// `ArtworkCache`: downloaded once with `download(...)`, reused from the directory, cancellable.
@@ -27,8 +28,8 @@ import Testing
 
             // Again: no request, the same file, and the completion API hands back no request to cancel.
             #expect(try await cache.load(url) == file)
-            let loaded = await withCheckedContinuation { continuation in
-                let request = cache.load(url, queue: .global()) { continuation.resume(returning: $0) }
+            let loaded = try await completion { done in
+                let request = cache.load(url, queue: .global()) { done($0) }
                 #expect(request == nil)
             }
             #expect(try loaded.get() == file)
@@ -55,8 +56,8 @@ import Testing
             let cache = ArtworkCache(directory: directory, session: Session())
             // A slow image: the artwork of a row scrolled away before it arrives.
             let url = server.url("/hold/never")
-            let outcome = await withCheckedContinuation { continuation in
-                let request = cache.load(url, queue: .global()) { continuation.resume(returning: $0) }
+            let outcome = try await completion { done in
+                let request = cache.load(url, queue: .global()) { done($0) }
                 request?.cancel()
             }
             guard case .failure(let error) = outcome else {

@@ -76,8 +76,8 @@ import Testing
         try await HTTPBinServer.withServer { server async throws in
             let search = Self.search(server)
             let queue = DispatchQueue(label: "search.completion")
-            let succeeded = await withCheckedContinuation { continuation in
-                search.performSearch(for: "shining", category: .ebooks, queue: queue) { continuation.resume(returning: $0) }
+            let succeeded = try await completion { done in
+                search.performSearch(for: "shining", category: .ebooks, queue: queue) { done($0) }
                 #expect(search.state == .loading)
             }
             #expect(succeeded)
