@@ -212,18 +212,25 @@ import FoundationNetworking
         }
     }
 
+    /// Loads `url` in a session whose resource timeout of `seconds` counts on a hand-turned clock,
+    /// turned by `turn` before each redirect is answered; the delegate records what happens.
+    static func loadWithResourceTimeout(_ seconds: TimeInterval, turningItsClockBy turn: TimeAmount, _ url: URL) -> RecordingDelegate {
+        let clock = NIOAsyncTestingEventLoop()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForResource = seconds
+        let session = LoadingSession(transport: HTTPTransport(), configuration: configuration, clock: clock)
+        let delegate = RecordingDelegate(beforeAnsweringRedirect: { await clock.advanceTime(by: turn) })
+        session.makeTask(with: request(url), delegate: delegate).resume()
+        return delegate
+    }
+
     /// The resource timeout bounds the whole task, as URLSession's does, counted on the session's
     /// clock (turned here by 6 s at each redirect, of 10): the second hop gets what is left, and the
     /// third, due once it has passed, fails with `.timedOut` without reaching the server (and without
     /// a transaction of its own).
     @Test func theResourceTimeoutCountsOverEveryHop() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let clock = NIOAsyncTestingEventLoop()
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.timeoutIntervalForResource = 10
-            let session = LoadingSession(transport: HTTPTransport(), configuration: configuration, clock: clock)
-            let delegate = RecordingDelegate(beforeAnsweringRedirect: { await clock.advanceTime(by: .seconds(6)) })
-            session.makeTask(with: Self.request(server.url("/redirect/2")), delegate: delegate).resume()
+            let delegate = Self.loadWithResourceTimeout(10, turningItsClockBy: .seconds(6), server.url("/redirect/2"))
             #expect(try await delegate.completion()?.code == .timedOut)
             #expect(
                 delegate.events == [
@@ -238,12 +245,8 @@ import FoundationNetworking
     /// minute, it would outlast the completion's 30 s wait and fail the test.
     @Test func aHopGetsWhatIsLeftOfTheResourceTimeout() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let clock = NIOAsyncTestingEventLoop()
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.timeoutIntervalForResource = 60
-            let session = LoadingSession(transport: HTTPTransport(), configuration: configuration, clock: clock)
-            let delegate = RecordingDelegate(beforeAnsweringRedirect: { await clock.advanceTime(by: .milliseconds(59_900)) })
-            session.makeTask(with: Self.request(server.url("/redirect-to?url=/hold/never")), delegate: delegate).resume()
+            let delegate = Self.loadWithResourceTimeout(
+                60, turningItsClockBy: .milliseconds(59_900), server.url("/redirect-to?url=/hold/never"))
             #expect(try await delegate.completion()?.code == .timedOut)
             #expect(delegate.events == ["redirect 302 GET /hold/never", "metrics 2", "complete -1001"])
             #expect(server.statistics.totalRequests == 2)
