@@ -55,7 +55,8 @@ package final class LoadingSession: Sendable {
     ///   - transport: performs the exchanges.
     ///   - configuration: `httpAdditionalHeaders` (sent unless a request sets its own),
     ///     `timeoutIntervalForRequest` (idle time per exchange), `timeoutIntervalForResource` (the
-    ///     task's whole time, from its resume, over all its exchanges), `httpCookieStorage`, `httpShouldSetCookies`, `httpCookieAcceptPolicy`,
+    ///     task's whole time, from its resume, over all its exchanges), `httpCookieStorage`,
+    ///     `httpShouldSetCookies`, `httpCookieAcceptPolicy`,
     ///     `urlCredentialStorage`, `urlCache`, `requestCachePolicy`, `protocolClasses`, and
     ///     `waitsForConnectivity` (``ConfigurationExtras``).
     ///   - now: the clock cached responses age by (a test's virtual clock).
