@@ -54,6 +54,9 @@ public final class HTTPTransport: Sendable {
         var connectionSetupTimeout: TimeAmount = .seconds(60)
         /// Resolves host names; getaddrinfo by default. For the tests.
         var lookup: @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses
+        /// Opens TCP connections; nil (the default) is NIO's bootstrap over ``lookup``. For the
+        /// tests' simulated runs.
+        var connector: SocketConnector?
 
         /// The defaults.
         public init() {}
@@ -95,7 +98,7 @@ public final class HTTPTransport: Sendable {
             eventLoopGroup: eventLoopGroup, tls: configuration.tls,
             decompressionRatio: configuration.maximumDecompressionRatio, offersHTTP2: configuration.allowsHTTP2,
             http2PingInterval: configuration.http2PingInterval, proxyChallengeAnswerer: configuration.proxies.challengeAnswerer,
-            lookup: configuration.lookup, setupTimeout: configuration.connectionSetupTimeout, logger: logger)
+            lookup: configuration.lookup, connector: configuration.connector, setupTimeout: configuration.connectionSetupTimeout, logger: logger)
     }
 
     /// Sends the request and returns when the response head has arrived.

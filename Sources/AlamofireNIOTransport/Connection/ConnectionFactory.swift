@@ -74,6 +74,8 @@ struct ConnectionFactory: Sendable {
     let proxyChallengeAnswerer: ProxySettings.ChallengeAnswerer?
     /// Resolves a host name to addresses (blocking; run on NIO's thread pool).
     let lookup: @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress]
+    /// Opens TCP connections: NIO's bootstrap over ``lookup`` unless a test scripts them.
+    let connector: SocketConnector
     /// The TLS context and roots, or why the TLS settings are unusable (reported by https requests).
     /// Made when the first https connection needs them: reading the system's roots takes tens of
     /// milliseconds, which a session that only speaks plain HTTP should not pay.
@@ -101,7 +103,7 @@ struct ConnectionFactory: Sendable {
         offersHTTP2: Bool = true, http2PingInterval: TimeAmount = .seconds(30),
         proxyChallengeAnswerer: ProxySettings.ChallengeAnswerer? = nil,
         lookup: @escaping @Sendable (_ host: String, _ port: Int) throws -> [SocketAddress] = HostResolver.addresses,
-        setupTimeout: TimeAmount = .seconds(60), logger: Logger
+        connector: SocketConnector? = nil, setupTimeout: TimeAmount = .seconds(60), logger: Logger
     ) {
         self.setupTimeout = setupTimeout
         self.eventLoopGroup = eventLoopGroup
@@ -111,6 +113,7 @@ struct ConnectionFactory: Sendable {
         self.http2PingInterval = http2PingInterval
         self.proxyChallengeAnswerer = proxyChallengeAnswerer
         self.lookup = lookup
+        self.connector = connector ?? .bootstrap(lookup: lookup)
         self.logger = logger
         self.tlsSetup = LazyTLSSetup {
             if let maximum = tls.maximumVersion, maximum.rank < tls.minimumVersion.rank {
@@ -319,37 +322,21 @@ struct ConnectionFactory: Sendable {
         return .address(address)
     }
 
-    /// Races the addresses of the origin (or of its proxy) with NIO's Happy Eyeballs (RFC 8305) over
-    /// our own resolver, so the lookup is timed on its own; the connect timeout bounds the whole race.
+    /// Connects to the origin (or to its proxy) with the factory's connector, by `deadline`: by
+    /// default NIO's Happy Eyeballs (RFC 8305) over our own resolver, so the lookup is timed on its
+    /// own, and the connect timeout bounds the whole race.
     private func connectSocket(
         to origin: Origin, deadline: NIODeadline?, on eventLoop: any EventLoop, metrics: inout ExchangeMetrics
     ) async throws -> any Channel {
-        let resolver = HappyEyeballsResolver(eventLoop: eventLoop, lookup: lookup)
-        // TCP_NODELAY is ClientBootstrap's default (`.tcpOption(.tcp_nodelay)`). Not `.socketOption(.tcp_nodelay)`:
-        // that is SOL_SOCKET's option 1, SO_DEBUG, which needs CAP_NET_ADMIN and fails every connect without it.
-        var bootstrap = ClientBootstrap(group: eventLoop)
-            .resolver(resolver)
-            // Room for two file-body chunks: the next one is read from disk while the last drains.
-            .channelOption(.writeBufferWaterMark, value: .init(low: FileBody.chunkSize, high: 2 * FileBody.chunkSize + 1))
-            // Reads grow past NIO's 64 KiB while they fill their buffer, so a large body crosses to its
-            // consumer in fewer, larger chunks (each a hand-over to another thread); small responses keep
-            // small buffers. One read per cycle instead of NIO's four keeps what a cycle can hold, what a
-            // channel's buffer pool keeps and what TLS or a decompressor hands on at once as they were
-            // (4 x 64 KiB).
-            .channelOption(
-                .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: Self.largestRead)
-            )
-            .channelOption(.maxMessagesPerRead, value: 1)
-        // The bootstrap arms its connect timer on `eventLoop`, counting from that loop's now.
-        if let deadline { bootstrap = bootstrap.connectTimeout(max(.nanoseconds(1), deadline - eventLoop.now)) }
         do {
-            let channel = try await bootstrap.connect(host: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port)
-                .get()
-            let lookupEnd = resolver.lookupEnd ?? .now()
+            let connected = try await connector.connect(
+                to: origin.proxy?.host ?? origin.host, port: origin.proxy?.port ?? origin.port, by: deadline, on: eventLoop
+            ).get()
+            let lookupEnd = connected.lookupEnd ?? .now()
             metrics.domainLookupEnd = lookupEnd
             metrics.connectStart = lookupEnd
             metrics.connectEnd = .now()
-            return channel
+            return connected.channel
         } catch {
             throw Self.connectError(error, origin: origin)
         }
