@@ -98,7 +98,8 @@ public final class HTTPTransport: Sendable {
             eventLoopGroup: eventLoopGroup, tls: configuration.tls,
             decompressionRatio: configuration.maximumDecompressionRatio, offersHTTP2: configuration.allowsHTTP2,
             http2PingInterval: configuration.http2PingInterval, proxyChallengeAnswerer: configuration.proxies.challengeAnswerer,
-            lookup: configuration.lookup, connector: configuration.connector, setupTimeout: configuration.connectionSetupTimeout, logger: logger)
+            lookup: configuration.lookup, connector: configuration.connector, setupTimeout: configuration.connectionSetupTimeout,
+            logger: logger)
     }
 
     /// Sends the request and returns when the response head has arrived.
