@@ -267,7 +267,7 @@ let package = Package(
         // captured variables compile without a warning (and CI fails on a warning).
         .testTarget(
             name: "Swift5LanguageModeTests",
-            dependencies: ["AlamofireNIO", httpBinServer],
+            dependencies: ["AlamofireNIO", httpBinServer, "TestWaits"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // The tools: StoreSearch and `af`, as values and end to end against the bundled server.
@@ -284,7 +284,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "AlamofireNIO", "AlamofireNIOTracing", "AlamofireNIOMetrics", "AlamofireNIOCombine", "AlamofireNIOOpenAPI", httpBinServer,
-                "AFSynchronization",
+                "AFSynchronization", "TestWaits",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux], traits: ["Combine"])),

@@ -297,7 +297,7 @@ import FoundationNetworking
                 try await Self.events { handler in
                     request.responseStream(on: Self.queue) { stream in
                         if let chunk = stream.value {
-                            if received.withLock({ $0 }) == 0 { gate.wait() }
+                            if received.withLock({ $0 }) == 0 { _ = gate.wait(timeout: .now() + 30) }
                             received.withLock { $0 += chunk.count }
                         }
                         try handler(stream)

@@ -125,7 +125,7 @@ final class GatedStream: InputStream {
         if offset == 0 {
             _ = form?.contentLength
             started.signal()
-            gate.wait()
+            _ = gate.wait(timeout: .now() + 30)
         }
         let count = min(len, bytes.count - offset)
         for index in 0..<count { buffer[index] = bytes[offset + index] }
@@ -174,7 +174,7 @@ extension MultipartUploadTests {
         try await withTimeout(seconds: 5) {
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
-                    started.value.wait(); continuation.resume()
+                    _ = started.value.wait(timeout: .now() + 30); continuation.resume()
                 }
             }
         }

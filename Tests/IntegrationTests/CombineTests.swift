@@ -5,6 +5,7 @@ import AlamofireNIOCombine
 import Foundation
 import HTTPBinServer
 import Synchronization
+import TestWaits
 import Testing
 
 #if canImport(Combine)
@@ -114,9 +115,7 @@ import Combine
             request.publishData(queue: queue).subscribe(recorder)
             recorder.subscription.withLock { $0 }?.cancel()
             // A handler added after the publisher's, on the same queue, runs after it.
-            let later = await withCheckedContinuation { continuation in
-                request.response(queue: queue) { continuation.resume(returning: $0) }
-            }
+            let later = try await completion(within: 30) { done in request.response(queue: queue) { done($0) } }
             #expect(later.error?.isExplicitlyCancelledError == true)
             #expect(recorder.values.isEmpty)
             #expect(!recorder.isComplete)

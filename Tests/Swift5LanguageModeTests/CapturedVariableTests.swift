@@ -1,6 +1,7 @@
 import AlamofireNIO
 import Foundation
 import HTTPBinServer
+import TestWaits
 import Testing
 
 // Compiled in the Swift 5 language mode, as much Alamofire code is. Alamofire marks its
@@ -28,7 +29,7 @@ import Testing
             var validations = 0
             var modifications = 0
             var streamed = 0
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            _ = try await completion(within: 30) { (done: @escaping @Sendable (Bool) -> Void) in
                 session.request(
                     server.url("/redirect/1"),
                     requestModifier: { request in
@@ -43,13 +44,13 @@ import Testing
                 }
                 .responseData(queue: queue) { response in
                     statusCodes.append(response.response?.statusCode ?? 0)
-                    continuation.resume()
+                    done(true)
                 }
             }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            _ = try await completion(within: 30) { (done: @escaping @Sendable (Bool) -> Void) in
                 session.streamRequest(server.url("/stream/3")).responseStream(on: queue) { stream in
                     if case .stream = stream.event { streamed += 1 }
-                    if case .complete = stream.event { continuation.resume() }
+                    if case .complete = stream.event { done(true) }
                 }
             }
             queue.sync {

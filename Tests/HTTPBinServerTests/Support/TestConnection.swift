@@ -63,6 +63,8 @@ struct TestConnection {
                         } else {
                             handshake.succeed()
                         }
+                        // A server that stops sending fails the read waiting on it instead of hanging the suite.
+                        try channel.pipeline.syncOperations.addHandlers(IdleStateHandler(readTimeout: .seconds(30)), ReadStallFailure())
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
                         return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
                     }
@@ -171,7 +173,21 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
+/// Fails the connection's reads with ``TestClientError/readStalled`` when nothing arrived for the
+/// idle handler's read timeout.
+final class ReadStallFailure: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case IdleStateHandler.IdleStateEvent.read = event else { return context.fireUserInboundEventTriggered(event) }
+        context.fireErrorCaught(TestClientError.readStalled)
+        context.close(promise: nil)
+    }
+}
+
 enum TestClientError: Error {
+    /// Nothing arrived for 30 s.
+    case readStalled
     case noResponseHead
     case connectionClosed
     case unexpectedPart(String)
