@@ -17,8 +17,17 @@ extension LoadingTask {
     }
 
     func didReceiveBody(totalBytes: Int64, expected: Int64?) {
-        let delta = state.withLock { $0.counts.received(total: totalBytes, expected: expected) }
-        delegate.loadingTask(self, didReceiveBodyBytes: delta, totalBytesReceived: totalBytes, totalBytesExpected: expected)
+        let added = state.withLock { state in
+            state.counts.received(total: totalBytes, expected: expected, reporting: state.machine.state.isReceivingBody)
+        }
+        guard let added else { return }
+        delegate.loadingTask(self, didReceiveBodyBytes: added, totalBytesReceived: totalBytes, totalBytesExpected: expected)
+    }
+
+    /// Tells the delegate of body bytes held back until it had the response, if any were.
+    func report(_ held: ReceivedReport?) {
+        guard let held else { return }
+        delegate.loadingTask(self, didReceiveBodyBytes: held.added, totalBytesReceived: held.total, totalBytesExpected: held.expected)
     }
 
     /// The transaction of a streamed exchange whose body has been read.
@@ -51,6 +60,9 @@ extension LoadingTask {
                 do {
                     // A copy for the cache, while it stays small enough to be offered.
                     var copy: Data? = wantsCacheCopy() ? Data() : nil
+                    // Bytes that came with the head, counted before the delegate had the response,
+                    // are reported after the first data.
+                    var progressHeld = true
                     for try await chunk in streamed.body where chunk.readableBytes > 0 {
                         // Chunks already buffered are handed out after a cancel: none is delivered then.
                         try Task.checkCancellation()
@@ -59,8 +71,13 @@ extension LoadingTask {
                             if kept + data.count <= session.cachePolicy.largestStorableBody { copy!.append(data) } else { copy = nil }
                         }
                         delegate.loadingTask(self, didReceive: data)
+                        if progressHeld {
+                            progressHeld = false
+                            report(state.withLock { $0.counts.releaseHeldReceived() })
+                        }
                         await delegate.loadingTaskAwaitsBodyDemand(self)
                     }
+                    if progressHeld { report(state.withLock { $0.counts.releaseHeldReceived() }) }
                     let response = state.withLock { $0.response }
                     let transaction = try await transaction(of: streamed, request: request, response: response)
                     let offer = state.withLock { state in
@@ -102,6 +119,7 @@ extension LoadingTask {
                         state.withLock { $0.log.record(transaction) }
                     } else if let local {
                         try await DownloadFile.write(local, to: plan.file)
+                        report(state.withLock { $0.counts.releaseHeldReceived() })
                     }
                     // A cancel that came while the file was written ends the task here, as URLSession
                     // does not hand a cancelled download's file over.
@@ -151,9 +169,10 @@ extension LoadingTask {
     }
 
     private func handOver(_ collected: CollectedBody) {
-        let (body, offer) = collected
+        let (body, offer, progress) = collected
         let data = body?.readableData ?? Data()
         if !data.isEmpty { delegate.loadingTask(self, didReceive: data) }
+        report(progress)
         finishBody(offering: data, offer)
     }
 
@@ -212,13 +231,14 @@ extension LoadingTask {
 }
 
 /// A body kept in memory, taken with what offering it to the cache needs.
-typealias CollectedBody = (body: ByteBuffer?, offer: CacheOffer?)
+typealias CollectedBody = (body: ByteBuffer?, offer: CacheOffer?, progress: ReceivedReport?)
 
 extension LoadingTask.State {
-    /// Takes the body kept in memory with what offering it to the cache needs, in one step.
+    /// Takes the body kept in memory with what offering it to the cache needs and the progress held
+    /// back until the delegate had the response, in one step.
     mutating func takeCollectedBody() -> CollectedBody {
         defer { collectedBody = nil }
-        return (collectedBody, cache.offer(of: response, to: currentRequest))
+        return (collectedBody, cache.offer(of: response, to: currentRequest), counts.releaseHeldReceived())
     }
 }
 

@@ -1,7 +1,8 @@
 /// A task's byte counts for the exchange under way, as `URLSessionTask` reports them
 /// (`countOfBytesSent`, `countOfBytesExpectedToSend`, `countOfBytesReceived`,
 /// `countOfBytesExpectedToReceive`). The transport reports running totals; each report returns
-/// what it adds, for the delegate's per-report count.
+/// what it adds, for the delegate's per-report count, and received bytes that come before the
+/// delegate has the response are held back until it has.
 struct TransferCounts: Equatable {
     private(set) var sent: Int64 = 0
     /// 0 until the body's length is known, as URLSession reports it.
@@ -9,6 +10,10 @@ struct TransferCounts: Equatable {
     private(set) var received: Int64 = 0
     /// -1 (`NSURLSessionTransferSizeUnknown`) until the response's length is known.
     private(set) var expectedToReceive: Int64 = -1
+    /// How much of ``received`` the delegate has been told of.
+    private var receivedReported: Int64 = 0
+    /// Whether bytes came that were held back from the delegate (they came before it had the response).
+    private var receivedHeld = false
 
     /// `total` body bytes sent, of `expected`: the bytes this report adds.
     mutating func sent(total: Int64, expected: Int64?) -> Int64 {
@@ -19,18 +24,30 @@ struct TransferCounts: Equatable {
         return total - sent
     }
 
-    /// `total` body bytes received, of `expected` if known: the bytes this report adds.
-    mutating func received(total: Int64, expected: Int64?) -> Int64 {
-        defer {
-            received = total
-            if let expected { expectedToReceive = expected }
-        }
-        return total - received
+    /// `total` body bytes received, of `expected` if known: the bytes to tell the delegate of now,
+    /// or nil when `reporting` is false (URLSession reports a response before any of its data: bytes
+    /// that come before the delegate has the response wait for ``releaseHeldReceived()``).
+    mutating func received(total: Int64, expected: Int64?, reporting: Bool = true) -> Int64? {
+        received = total
+        if let expected { expectedToReceive = expected }
+        receivedHeld = !reporting
+        guard reporting else { return nil }
+        defer { receivedReported = total }
+        return total - receivedReported
+    }
+
+    /// The report held back, to tell the delegate of now that it has the response: nil when none was.
+    mutating func releaseHeldReceived() -> ReceivedReport? {
+        guard receivedHeld else { return nil }
+        receivedHeld = false
+        defer { receivedReported = received }
+        return ReceivedReport(added: received - receivedReported, total: received, expected: expectedToReceive < 0 ? nil : expectedToReceive)
     }
 
     /// A download continues a file that already holds `offset` bytes.
     mutating func resumed(at offset: Int64) {
         received = offset
+        receivedReported = offset
     }
 
     /// A new exchange starts (a redirect's, a retry's): nothing of it is sent or received yet, and
@@ -38,6 +55,16 @@ struct TransferCounts: Equatable {
     mutating func exchangeStarted() {
         sent = 0
         received = 0
+        receivedReported = 0
+        receivedHeld = false
         expectedToReceive = -1
     }
+}
+
+/// Received body bytes as the delegate is told of them: what a report adds, the running total, and
+/// the body's length when known.
+struct ReceivedReport: Equatable, Sendable {
+    let added: Int64
+    let total: Int64
+    let expected: Int64?
 }

@@ -35,6 +35,24 @@ import Testing
         #expect(counts.received(total: 1_500, expected: 2_000) == 500)
     }
 
+    /// Bytes that come before the delegate has the response are counted at once but reported to it
+    /// once it has, in one report of all of them; later reports add only what follows.
+    @Test func bytesBeforeTheResponseAreHeldThenReportedTogether() {
+        var counts = TransferCounts()
+        #expect(counts.releaseHeldReceived() == nil)
+        #expect(counts.received(total: 100, expected: nil, reporting: false) == nil)
+        #expect(counts.received(total: 250, expected: 1_000, reporting: false) == nil)
+        #expect(counts.received == 250)
+        #expect(counts.releaseHeldReceived() == ReceivedReport(added: 250, total: 250, expected: 1_000))
+        #expect(counts.releaseHeldReceived() == nil)
+        #expect(counts.received(total: 400, expected: nil) == 150)
+        // A redirect's body, held, is never reported: the next exchange starts from nothing.
+        _ = counts.received(total: 600, expected: nil, reporting: false)
+        counts.exchangeStarted()
+        #expect(counts.releaseHeldReceived() == nil)
+        #expect(counts.received(total: 30, expected: nil) == 30)
+    }
+
     static func counts(sent: Int64, expectedToSend: Int64, received: Int64, expectedToReceive: Int64) -> TransferCounts {
         var counts = TransferCounts()
         _ = counts.sent(total: sent, expected: expectedToSend)
