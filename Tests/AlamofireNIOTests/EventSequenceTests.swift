@@ -83,14 +83,23 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let monitor = RecordingMonitor()
             let session = Session(eventMonitors: [monitor])
-            let request = session.request(server.url("/drip?duration=4&numbytes=8&delay=0"))
-            let headArrived = Mutex(false)
-            request.onHTTPResponse(on: testQueue) { _ in headArrived.withLock { $0 = true } }
-            // Both on one queue: a progress update after the head's handler means body bytes came after it.
+            let request = session.request(server.url("/range/8?hold=rest&hold_at=4"))
+            // The server sends the head and four bytes, then holds the rest: the cancel comes once
+            // both have reached the request's handlers.
+            let headArrived = OneTimeSignal()
+            let bodyBegan = OneTimeSignal()
+            request.onHTTPResponse(on: testQueue) { _ in headArrived.fire() }
             request.downloadProgress(queue: testQueue) { progress in
-                if headArrived.withLock({ $0 }), progress.completedUnitCount > 0 { request.cancel() }
+                if progress.completedUnitCount > 0 { bodyBegan.fire() }
             }
-            let response = try await withTimeout { await request.serializingData().response }
+            // The serializer, added first, starts the request.
+            let serialized = request.serializingData()
+            try await withTimeout {
+                try await headArrived.wait()
+                try await bodyBegan.wait()
+            }
+            request.cancel()
+            let response = try await withTimeout { await serialized.response }
             #expect(response.error?.isExplicitlyCancelledError == true)
             #expect(response.response?.statusCode == 200)
             #expect((response.metrics?.transactionMetrics.first?.response as? HTTPURLResponse)?.statusCode == 200)

@@ -143,16 +143,33 @@ import FoundationNetworking
         }
     }
 
-    /// `.cancel` stops the body: a response whose body would take seconds ends at once.
+    /// URLSession hands a data task its response before any of its data, so every `downloadProgress`
+    /// handler sees the request's response: a body that arrives over many reads included.
+    @Test func downloadProgressComesAfterTheResponse() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let seen = Collected<String>()
+            let request = AF.request(server.url("/range/300000?chunk_size=1000"))
+            request.downloadProgress(queue: testQueue) { progress in
+                seen.append("\(request.response?.statusCode ?? 0) \(progress.totalUnitCount)")
+            }
+            let response = try await withTimeout { await request.serializingData().response }
+            #expect(response.data?.count == 300_000)
+            // Reported as the body arrives, over several reads, not once at its end.
+            #expect(seen.values.count > 1)
+            #expect(Set(seen.values) == ["200 300000"])
+        }
+    }
+
+    /// `.cancel` stops the body: a response whose body is held after its first byte ends at once.
     @Test func onHTTPResponseCancelStopsTheBody() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let statuses = Collected<Int>()
-            let request = AF.request(server.url("/drip?duration=8&numbytes=8&delay=0")).onHTTPResponse(on: testQueue) { response, decide in
+            let request = AF.request(server.url("/range/8?hold=rest&hold_at=1")).onHTTPResponse(on: testQueue) { response, decide in
                 statuses.append(response.statusCode)
                 decide(.cancel)
             }
             let response = try await withTimeout { await request.serializingData().response }
-            // The body was not read to its end (the drip sends a byte a second for 8 seconds).
+            // The body was not read to its end (the server holds all but its first byte).
             #expect((request.task?.countOfBytesReceived ?? 8) < 8)
             #expect(statuses.values == [200])
             #expect(response.error?.isExplicitlyCancelledError == true)

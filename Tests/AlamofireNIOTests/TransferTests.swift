@@ -205,7 +205,7 @@ func sha256Hex(_ data: Data) -> String {
 
     @Test func cancellingADownloadReportsExplicitlyCancelled() async throws {
         try await HTTPBinServer.withServer { server async throws in
-            let request = AF.download(server.url("/drip?numbytes=10&duration=5"))
+            let request = AF.download(server.url("/hold/never"))
             let task = request.serializingDownloadedFileURL()
             request.cancel()
             let response = await task.response
