@@ -41,7 +41,8 @@ struct TransferCounts: Equatable {
         guard receivedHeld else { return nil }
         receivedHeld = false
         defer { receivedReported = received }
-        return ReceivedReport(added: received - receivedReported, total: received, expected: expectedToReceive < 0 ? nil : expectedToReceive)
+        return ReceivedReport(
+            added: received - receivedReported, total: received, expected: expectedToReceive < 0 ? nil : expectedToReceive)
     }
 
     /// A download continues a file that already holds `offset` bytes.

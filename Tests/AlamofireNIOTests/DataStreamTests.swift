@@ -92,7 +92,8 @@ import FoundationNetworking
     @Test func aThrowingHandlerFailsAndCancelsTheRequest() async throws {
         try await HTTPBinServer.withServer { server async throws in
             let events = try await Self.events(seconds: 15) { (handler: @escaping DataStreamRequest.Handler<Data, Never>) in
-                keepAlive(Session()).streamRequest(server.url("/range/20?chunk_size=1&hold=rest&hold_at=5")).responseStream(on: Self.queue) { stream in
+                keepAlive(Session()).streamRequest(server.url("/range/20?chunk_size=1&hold=rest&hold_at=5")).responseStream(on: Self.queue)
+                { stream in
                     try handler(stream)
                     if stream.value != nil { throw Thrown() }
                 }
