@@ -17,8 +17,10 @@ extension LoadingTask {
     }
 
     func didReceiveBody(totalBytes: Int64, expected: Int64?) {
+        // A streamed body's bytes are reported as its data is handed on (`receiveBody`).
+        let reporting = destination != .stream
         let added = state.withLock { state in
-            state.counts.received(total: totalBytes, expected: expected, reporting: state.machine.state.isReceivingBody)
+            state.counts.received(total: totalBytes, expected: expected, reporting: reporting && state.machine.state.isReceivingBody)
         }
         guard let added else { return }
         delegate.loadingTask(self, didReceiveBodyBytes: added, totalBytesReceived: totalBytes, totalBytesExpected: expected)
@@ -60,9 +62,8 @@ extension LoadingTask {
                 do {
                     // A copy for the cache, while it stays small enough to be offered.
                     var copy: Data? = wantsCacheCopy() ? Data() : nil
-                    // Bytes that came with the head, counted before the delegate had the response,
-                    // are reported after the first data.
-                    var progressHeld = true
+                    // The bytes the transport counts are reported once their data is handed on.
+                    var delivered: Int64 = 0
                     for try await chunk in streamed.body where chunk.readableBytes > 0 {
                         // Chunks already buffered are handed out after a cancel: none is delivered then.
                         try Task.checkCancellation()
@@ -71,13 +72,11 @@ extension LoadingTask {
                             if kept + data.count <= session.cachePolicy.largestStorableBody { copy!.append(data) } else { copy = nil }
                         }
                         delegate.loadingTask(self, didReceive: data)
-                        if progressHeld {
-                            progressHeld = false
-                            report(state.withLock { $0.counts.releaseHeldReceived() })
-                        }
+                        delivered += Int64(data.count)
+                        report(state.withLock { $0.counts.releaseHeldReceived(upTo: delivered) })
                         await delegate.loadingTaskAwaitsBodyDemand(self)
                     }
-                    if progressHeld { report(state.withLock { $0.counts.releaseHeldReceived() }) }
+                    report(state.withLock { $0.counts.releaseHeldReceived() })
                     let response = state.withLock { $0.response }
                     let transaction = try await transaction(of: streamed, request: request, response: response)
                     let offer = state.withLock { state in

@@ -45,10 +45,12 @@ package final class LoadingTask: Sendable {
     /// Where the final response's body goes.
     package enum Destination: Sendable, Equatable {
         /// Collected in memory, then handed over with `didReceive data` once the whole body has
-        /// arrived (the fastest way; the delegate hears of the response after the body).
+        /// arrived (the fastest way; the delegate hears of the response after the body, and of the
+        /// bytes received after their data, in one report).
         case memory
         /// Handed over with `didReceive data` chunk by chunk as it arrives, after the delegate has
-        /// allowed the response: the delegate hears of the response first and can stop the body.
+        /// allowed the response: the delegate hears of the response first and can stop the body, and
+        /// hears of the bytes received as their data is handed over.
         case stream
         /// Written to a new file in `directory`, handed over with `didFinishDownloadingTo`.
         case file(directory: URL)

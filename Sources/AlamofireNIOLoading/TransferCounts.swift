@@ -36,13 +36,18 @@ struct TransferCounts: Equatable {
         return total - receivedReported
     }
 
-    /// The report held back, to tell the delegate of now that it has the response: nil when none was.
-    mutating func releaseHeldReceived() -> ReceivedReport? {
+    /// The report held back, to tell the delegate of now that it has the response, counting at most
+    /// `delivered` bytes (the data handed on so far, when the body streams: the delegate is told of
+    /// bytes after their data, as URLSession tells it): nil when there is nothing new to report.
+    mutating func releaseHeldReceived(upTo delivered: Int64 = .max) -> ReceivedReport? {
         guard receivedHeld else { return nil }
-        receivedHeld = false
-        defer { receivedReported = received }
+        let total = min(received, delivered)
+        receivedHeld = total < received
+        // A held report of no new bytes is made once the hold ends (an empty body's one report).
+        guard total > receivedReported || !receivedHeld else { return nil }
+        defer { receivedReported = total }
         return ReceivedReport(
-            added: received - receivedReported, total: received, expected: expectedToReceive < 0 ? nil : expectedToReceive)
+            added: total - receivedReported, total: total, expected: expectedToReceive < 0 ? nil : expectedToReceive)
     }
 
     /// A download continues a file that already holds `offset` bytes.

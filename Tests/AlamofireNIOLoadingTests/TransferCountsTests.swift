@@ -53,6 +53,22 @@ import Testing
         #expect(counts.received(total: 30, expected: nil) == 30)
     }
 
+    /// A streamed body's bytes are reported after their data is handed on: never more than was
+    /// delivered, and nothing when nothing new was.
+    @Test func heldBytesAreReleasedNoFurtherThanTheDataDelivered() {
+        var counts = TransferCounts()
+        _ = counts.received(total: 300, expected: 1_000, reporting: false)
+        #expect(counts.releaseHeldReceived(upTo: 100) == ReceivedReport(added: 100, total: 100, expected: 1_000))
+        #expect(counts.releaseHeldReceived(upTo: 100) == nil)
+        _ = counts.received(total: 500, expected: nil, reporting: false)
+        #expect(counts.releaseHeldReceived(upTo: 500) == ReceivedReport(added: 400, total: 500, expected: 1_000))
+        #expect(counts.releaseHeldReceived() == nil)
+        // An empty body's one report.
+        var empty = TransferCounts()
+        _ = empty.received(total: 0, expected: 0, reporting: false)
+        #expect(empty.releaseHeldReceived() == ReceivedReport(added: 0, total: 0, expected: 0))
+    }
+
     static func counts(sent: Int64, expectedToSend: Int64, received: Int64, expectedToReceive: Int64) -> TransferCounts {
         var counts = TransferCounts()
         _ = counts.sent(total: sent, expected: expectedToSend)
