@@ -44,6 +44,30 @@ import Testing
 
         /// Shuts the transport down, lets the loop run what that handed it (a timer's cancellation
         /// queued from this thread: a closing test loop would drop it), then stops the loop.
+        /// A first request served on a new connection, which is idle again: its server end.
+        func connectionServingAFirstRequest() async throws -> NIOAsyncTestingChannel {
+            let first = start("/first")
+            let server = try await acceptNextConnection()
+            _ = try await server.readRequestHead()
+            try await server.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            #expect(try await first.response() == "200 ok")
+            return server
+        }
+
+        /// Checks that `exchange` still runs, its connection open, 1 ms before `deadline`, and that
+        /// it fails as `.timedOut` (its message saying `why`), its connection closed, once it passes.
+        func expectTimedOut(
+            _ exchange: Exchange, exactlyAt deadline: NIODeadline, closing server: NIOAsyncTestingChannel, saying why: String
+        ) async throws {
+            await loop.advanceTime(to: deadline - .milliseconds(1))
+            #expect(exchange.isPending && server.isActive)
+            await loop.advanceTime(to: deadline)
+            let error = try await exchange.failure()
+            #expect(error.code == .timedOut)
+            #expect(error.message.contains(why))
+            #expect(!server.isActive)
+        }
+
         func finish() async {
             transport.shutdown()
             await loop.run()
@@ -98,13 +122,7 @@ import Testing
         let server = try await run.acceptNextConnection()
         #expect(try await server.readRequestHead().hasPrefix("GET /slow HTTP/1.1\r\n"))
         try await server.answer("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345")
-        await run.loop.advanceTime(to: start + .seconds(3) - .milliseconds(1))
-        #expect(exchange.isPending && server.isActive)
-        await run.loop.advanceTime(to: start + .seconds(3))
-        let error = try await exchange.failure()
-        #expect(error.code == .timedOut)
-        #expect(error.message.contains("total time limit"))
-        #expect(!server.isActive)
+        try await run.expectTimedOut(exchange, exactlyAt: start + .seconds(3), closing: server, saying: "total time limit")
         await run.finish()
     }
 
@@ -120,13 +138,7 @@ import Testing
         await run.loop.advanceTime(by: .seconds(4))
         let lastByte = run.loop.now
         try await server.answer("9")
-        await run.loop.advanceTime(to: lastByte + .seconds(5) - .milliseconds(1))
-        #expect(exchange.isPending && server.isActive)
-        await run.loop.advanceTime(to: lastByte + .seconds(5))
-        let error = try await exchange.failure()
-        #expect(error.code == .timedOut)
-        #expect(error.message.contains("idle interval"))
-        #expect(!server.isActive)
+        try await run.expectTimedOut(exchange, exactlyAt: lastByte + .seconds(5), closing: server, saying: "idle interval")
         await run.finish()
     }
 
@@ -151,11 +163,7 @@ import Testing
 
     @Test func aReusedConnectionClosedBeforeAnsweringIsRetriedOnAFreshOne() async throws {
         let run = Run()
-        let first = run.start("/first")
-        let reused = try await run.acceptNextConnection()
-        _ = try await reused.readRequestHead()
-        try await reused.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        #expect(try await first.response() == "200 ok")
+        let reused = try await run.connectionServingAFirstRequest()
 
         let second = run.start("/second")
         #expect(try await reused.readRequestHead().hasPrefix("GET /second "))
@@ -171,11 +179,7 @@ import Testing
 
     @Test func aPOSTWhoseBodyWentOnAReusedConnectionIsNotSentTwice() async throws {
         let run = Run()
-        let first = run.start("/first")
-        let reused = try await run.acceptNextConnection()
-        _ = try await reused.readRequestHead()
-        try await reused.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        #expect(try await first.response() == "200 ok")
+        let reused = try await run.connectionServingAFirstRequest()
 
         let order = run.start("/orders", method: .POST, body: "one order")
         #expect(try await reused.readRequestHead().hasPrefix("POST /orders "))
