@@ -17,11 +17,11 @@ extension LoadingTask {
     }
 
     func didReceiveBody(totalBytes: Int64, expected: Int64?) {
-        // A streamed body's bytes are reported as its data is handed on (`receiveBody`).
+        // A streamed body's bytes are reported as its data is handed on (`receiveBody`), after the
+        // response. A body collected in memory reports them as they arrive, before its response,
+        // which comes with the whole body.
         let reporting = destination != .stream
-        let added = state.withLock { state in
-            state.counts.received(total: totalBytes, expected: expected, reporting: reporting && state.machine.state.isReceivingBody)
-        }
+        let added = state.withLock { $0.counts.received(total: totalBytes, expected: expected, reporting: reporting) }
         guard let added else { return }
         delegate.loadingTask(self, didReceiveBodyBytes: added, totalBytesReceived: totalBytes, totalBytesExpected: expected)
     }
@@ -118,7 +118,6 @@ extension LoadingTask {
                         state.withLock { $0.log.record(transaction) }
                     } else if let local {
                         try await DownloadFile.write(local, to: plan.file)
-                        report(state.withLock { $0.counts.releaseHeldReceived() })
                     }
                     // A cancel that came while the file was written ends the task here, as URLSession
                     // does not hand a cancelled download's file over.
@@ -233,11 +232,12 @@ extension LoadingTask {
 typealias CollectedBody = (body: ByteBuffer?, offer: CacheOffer?, progress: ReceivedReport?)
 
 extension LoadingTask.State {
-    /// Takes the body kept in memory with what offering it to the cache needs and the progress held
-    /// back until the delegate had the response, in one step.
+    /// Takes the body kept in memory with what offering it to the cache needs and the progress a
+    /// streamed exchange held back (no further than the bytes handed over), in one step.
     mutating func takeCollectedBody() -> CollectedBody {
         defer { collectedBody = nil }
-        return (collectedBody, cache.offer(of: response, to: currentRequest), counts.releaseHeldReceived())
+        let handedOver = Int64(collectedBody?.readableBytes ?? 0)
+        return (collectedBody, cache.offer(of: response, to: currentRequest), counts.releaseHeldReceived(upTo: handedOver))
     }
 }
 

@@ -39,11 +39,6 @@ package struct LoadingTaskStateMachine: Sendable {
         case awaitingDisposition(hop: Int)
         case receivingBody(hop: Int)
         case completed
-
-        /// Whether the delegate has the response and the body is being received.
-        package var isReceivingBody: Bool {
-            if case .receivingBody = self { true } else { false }
-        }
     }
 
     /// Why a task ended without a response, in URLSession's codes.

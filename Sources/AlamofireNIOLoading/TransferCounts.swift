@@ -1,8 +1,8 @@
 /// A task's byte counts for the exchange under way, as `URLSessionTask` reports them
 /// (`countOfBytesSent`, `countOfBytesExpectedToSend`, `countOfBytesReceived`,
 /// `countOfBytesExpectedToReceive`). The transport reports running totals; each report returns
-/// what it adds, for the delegate's per-report count, and received bytes that come before the
-/// delegate has the response are held back until it has.
+/// what it adds, for the delegate's per-report count. A streamed body's received bytes are held back
+/// until their data has been handed over (URLSession reports a response, then data, then progress).
 struct TransferCounts: Equatable {
     private(set) var sent: Int64 = 0
     /// 0 until the body's length is known, as URLSession reports it.
@@ -12,7 +12,7 @@ struct TransferCounts: Equatable {
     private(set) var expectedToReceive: Int64 = -1
     /// How much of ``received`` the delegate has been told of.
     private var receivedReported: Int64 = 0
-    /// Whether bytes came that were held back from the delegate (they came before it had the response).
+    /// Whether bytes came that were held back from the delegate (their data was not handed over yet).
     private var receivedHeld = false
 
     /// `total` body bytes sent, of `expected`: the bytes this report adds.
@@ -25,8 +25,7 @@ struct TransferCounts: Equatable {
     }
 
     /// `total` body bytes received, of `expected` if known: the bytes to tell the delegate of now,
-    /// or nil when `reporting` is false (URLSession reports a response before any of its data: bytes
-    /// that come before the delegate has the response wait for ``releaseHeldReceived()``).
+    /// or nil when `reporting` is false (the bytes then wait for ``releaseHeldReceived(upTo:)``).
     mutating func received(total: Int64, expected: Int64?, reporting: Bool = true) -> Int64? {
         received = total
         if let expected { expectedToReceive = expected }
@@ -36,9 +35,9 @@ struct TransferCounts: Equatable {
         return total - receivedReported
     }
 
-    /// The report held back, to tell the delegate of now that it has the response, counting at most
-    /// `delivered` bytes (the data handed on so far, when the body streams: the delegate is told of
-    /// bytes after their data, as URLSession tells it): nil when there is nothing new to report.
+    /// The report held back, to tell the delegate of now, counting at most `delivered` bytes (the
+    /// data handed over so far: the delegate is told of bytes after their data, as URLSession tells
+    /// it): nil when there is nothing new to report.
     mutating func releaseHeldReceived(upTo delivered: Int64 = .max) -> ReceivedReport? {
         guard receivedHeld else { return nil }
         let total = min(received, delivered)

@@ -35,9 +35,9 @@ import Testing
         #expect(counts.received(total: 1_500, expected: 2_000) == 500)
     }
 
-    /// Bytes that come before the delegate has the response are counted at once but reported to it
-    /// once it has, in one report of all of them; later reports add only what follows.
-    @Test func bytesBeforeTheResponseAreHeldThenReportedTogether() {
+    /// Held bytes are counted at once (`countOfBytesReceived`) but reported when released, in one
+    /// report of all of them; later reports add only what follows.
+    @Test func heldBytesAreCountedAtOnceAndReportedTogetherWhenReleased() {
         var counts = TransferCounts()
         #expect(counts.releaseHeldReceived() == nil)
         #expect(counts.received(total: 100, expected: nil, reporting: false) == nil)

@@ -92,7 +92,7 @@ import FoundationNetworking
             request.downloadProgress(queue: testQueue) { progress in
                 if progress.completedUnitCount > 0 { bodyBegan.fire() }
             }
-            // The serializer, added first, starts the request.
+            // The serializer starts the request (Alamofire resumes it with its first response handler).
             let serialized = request.serializingData()
             try await withTimeout {
                 try await headArrived.wait()

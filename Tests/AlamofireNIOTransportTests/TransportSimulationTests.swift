@@ -42,8 +42,6 @@ import Testing
             try await sockets.accept(try await sockets.nextAttempt())
         }
 
-        /// Shuts the transport down, lets the loop run what that handed it (a timer's cancellation
-        /// queued from this thread: a closing test loop would drop it), then stops the loop.
         /// A first request served on a new connection, which is idle again: its server end.
         func connectionServingAFirstRequest() async throws -> NIOAsyncTestingChannel {
             let first = start("/first")
@@ -68,6 +66,8 @@ import Testing
             #expect(!server.isActive)
         }
 
+        /// Shuts the transport down, lets the loop run what that handed it (a timer's cancellation
+        /// queued from this thread: a closing test loop would drop it), then stops the loop.
         func finish() async {
             transport.shutdown()
             await loop.run()
@@ -75,8 +75,9 @@ import Testing
         }
     }
 
-    /// One request's outcome, recorded on the loop the moment the transport reports it: right after
-    /// the test turns the clock, ``isPending`` says whether a timer has ended it.
+    /// One request's outcome, recorded the moment the transport reports it: right after the test
+    /// turns the clock, ``isPending`` says whether the pool's or the connection's timer has ended it
+    /// (a failed connect reaches it later, through the pool's task).
     final class Exchange: Sendable {
         let outcomes = Arrivals<Result<CollectedTransportResponse, TransportError>>()
 
@@ -90,8 +91,14 @@ import Testing
 
         /// The error it failed with, within 10 s.
         func failure() async throws -> TransportError {
-            guard case .failure(let error) = try await outcomes.next() else { throw TimedOut(seconds: 0) }
-            return error
+            switch try await outcomes.next() {
+            case .failure(let error): return error
+            case .success(let response): throw UnexpectedSuccess(status: response.head.status.code)
+            }
+        }
+
+        struct UnexpectedSuccess: Error {
+            let status: UInt
         }
     }
 
@@ -102,16 +109,29 @@ import Testing
         let attempt = try await run.sockets.nextAttempt()
         // The connector is told what is left, so the bootstrap stops its own attempts then too.
         #expect(attempt.timeout == .seconds(4))
-        await run.loop.advanceTime(to: start + .seconds(4) - .milliseconds(1))
-        #expect(exchange.isPending)
         await run.loop.advanceTime(to: start + .seconds(4))
         let error = try await exchange.failure()
         #expect(error.code == .timedOut)
         // The socket connects after the deadline: nothing waits for it, and it is closed, not pooled.
         let late = try await run.sockets.accept(attempt)
         try await withTimeout {
-            while late.isActive { await run.loop.run() }
+            while late.isActive && !Task.isCancelled { await run.loop.run() }
         }
+        await run.finish()
+    }
+
+    @Test func aSocketConnectedJustInsideItsConnectTimeoutCarriesTheRequest() async throws {
+        let run = Run()
+        let start = run.loop.now
+        let exchange = run.start("/just-in-time", timeouts: .init(connect: .seconds(4)))
+        let attempt = try await run.sockets.nextAttempt()
+        await run.loop.advanceTime(to: start + .seconds(4) - .milliseconds(1))
+        let server = try await run.sockets.accept(attempt)
+        #expect(try await server.readRequestHead().hasPrefix("GET /just-in-time "))
+        // Connected, the request is bounded by its other limits, not the connect timeout.
+        await run.loop.advanceTime(by: .seconds(10))
+        try await server.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        #expect(try await exchange.response() == "200 ok")
         await run.finish()
     }
 
@@ -243,26 +263,22 @@ final class ScriptedSockets: Sendable {
 extension NIOAsyncTestingChannel {
     /// The next request head the client wrote, up to its blank line, within 10 s each write.
     func readRequestHead() async throws -> String {
-        var head = ""
-        while !head.contains("\r\n\r\n") {
-            head += try await nextWrittenText()
-        }
-        return head
+        try await readWritten { $0.contains("\r\n\r\n") }
     }
 
     /// The next `count` body bytes the client wrote, within 10 s each write.
     func readBody(count: Int) async throws -> String {
-        var body = ""
-        while body.utf8.count < count {
-            body += try await nextWrittenText()
-        }
-        return body
+        try await readWritten { $0.utf8.count >= count }
     }
 
-    private func nextWrittenText() async throws -> String {
-        let written = try await withTimeout { try await self.waitForOutboundWrite(as: IOData.self) }
-        guard case .byteBuffer(let buffer) = written else { return "" }
-        return String(buffer: buffer)
+    /// What the client wrote next, write by write, until `isWhole` says it is all there.
+    private func readWritten(until isWhole: (String) -> Bool) async throws -> String {
+        var text = ""
+        while !isWhole(text) {
+            let written = try await withTimeout { try await self.waitForOutboundWrite(as: IOData.self) }
+            if case .byteBuffer(let buffer) = written { text += String(buffer: buffer) }
+        }
+        return text
     }
 
     /// Delivers `text` as the server's bytes.

@@ -26,12 +26,10 @@ public class DataRequest: Request, @unchecked Sendable {
         try convertible.asURLRequest()
     }
 
-    /// With an `onHTTPResponse` handler or a `downloadProgress` handler the body streams in after the head, so that
-    /// the handler hears of the response before the body arrives and `.cancel` stops it, and progress comes after the
-    /// response (``response`` is set in every progress handler), as URLSession delivers them. Otherwise it is
-    /// collected with its head, which is faster.
+    /// With an `onHTTPResponse` handler the body streams in after the head, so that the handler hears of the response
+    /// before the body arrives and `.cancel` stops it; otherwise it is collected, which is faster.
     override func loadingDestination() -> LoadingTask.Destination {
-        mutableState.withLock { $0.httpResponseHandler == nil && $0.downloadProgressState.handler == nil } ? .memory : .stream
+        mutableState.withLock { $0.httpResponseHandler } == nil ? .memory : .stream
     }
 
     /// `Data` read from the server so far.
