@@ -20,7 +20,8 @@ extension LoadingTask {
         // A streamed body's bytes are reported as its data is handed on (`receiveBody`), after the
         // response. A body collected in memory reports them as they arrive, before its response,
         // which comes with the whole body.
-        let reporting = destination != .stream
+        let reporting: Bool
+        if case .stream = destination { reporting = false } else { reporting = true }
         let added = state.withLock { $0.counts.received(total: totalBytes, expected: expected, reporting: reporting) }
         guard let added else { return }
         delegate.loadingTask(self, didReceiveBodyBytes: added, totalBytesReceived: totalBytes, totalBytesExpected: expected)
@@ -48,7 +49,7 @@ extension LoadingTask {
             readWebSocket()
         case .memory:
             receiveCollectedBody()
-        case .stream:
+        case .stream(let keptWhole):
             let (pending, generation) = state.withLock { state in
                 defer { state.streamedResponse = nil }
                 return (state.streamedResponse, state.work.start())
@@ -68,6 +69,10 @@ extension LoadingTask {
                         // Chunks already buffered are handed out after a cancel: none is delivered then.
                         try Task.checkCancellation()
                         let data = chunk.readableData
+                        if keptWhole, delivered + Int64(data.count) > Int64(session.maximumBodySize) {
+                            throw TransportError(
+                                .dataLengthExceedsMaximum, "the response body is larger than \(session.maximumBodySize) bytes")
+                        }
                         if let kept = copy?.count {
                             if kept + data.count <= session.cachePolicy.largestStorableBody { copy!.append(data) } else { copy = nil }
                         }

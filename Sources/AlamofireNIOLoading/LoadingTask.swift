@@ -50,8 +50,10 @@ package final class LoadingTask: Sendable {
         case memory
         /// Handed over with `didReceive data` chunk by chunk as it arrives, after the delegate has
         /// allowed the response: the delegate hears of the response first and can stop the body, and
-        /// hears of the bytes received as their data is handed over.
-        case stream
+        /// hears of the bytes received as their data is handed over. When the delegate keeps the
+        /// whole body in memory (`keptWhole`: a data request's), it is bounded by the session's
+        /// `maximumBodySize` as a collected one is; a stream's is not.
+        case stream(keptWhole: Bool)
         /// Written to a new file in `directory`, handed over with `didFinishDownloadingTo`.
         case file(directory: URL)
         /// A WebSocket (`ws`, `wss`, or `http`/`https` upgraded): once the server switches protocols,
@@ -333,10 +335,13 @@ package final class LoadingTask: Sendable {
         }
         // A download counts its progress as bytes written to its file (a continued one's include the
         // offset), as URLSession's `didWriteData` does; the transport may have read further ahead.
-        if destination == .memory || destination == .stream {
+        switch destination {
+        case .memory, .stream:
             transportRequest.onDownloadProgress = { received, expected in
                 self.didReceiveBody(totalBytes: received, expected: expected)
             }
+        case .file, .webSocket:
+            break
         }
         state.withLock { $0.cache.headersSent(transportRequest.headers) }
         switch destination {

@@ -199,7 +199,7 @@ import FoundationNetworking
         try await HTTPBinServer.withServer { server async throws in
             let delegate = RecordingDelegate(takesStreamedBodyOnEventLoop: onEventLoop)
             let url = server.url("/stream-bytes/1000000?seed=7&chunk_size=65536")
-            Self.session().makeTask(with: Self.request(url), destination: .stream, delegate: delegate).resume()
+            Self.session().makeTask(with: Self.request(url), destination: .stream(keptWhole: false), delegate: delegate).resume()
             #expect(try await delegate.completion() == nil)
             var generator = SeededBytes(seed: 7)
             #expect(delegate.data == Data(generator.next(1_000_000)))

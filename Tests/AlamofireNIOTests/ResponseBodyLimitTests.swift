@@ -40,6 +40,16 @@ import FoundationNetworking
                 await session.upload(Data(count: 10), to: server.url("/bytes/4000"), method: .get).serializingData().response
             }
             Self.expectTooLarge(upload.error)
+            // With an `onHTTPResponse` handler the body streams in after the head; it is still held in
+            // memory, and still bounded.
+            let handled = try await withTimeout {
+                await session.request(server.url("/bytes/1001")).onHTTPResponse(on: testQueue) { _ in }.serializingData().response
+            }
+            Self.expectTooLarge(handled.error)
+            let handledAtLimit = try await withTimeout {
+                await session.request(server.url("/bytes/1000")).onHTTPResponse(on: testQueue) { _ in }.serializingData().response
+            }
+            #expect(handledAtLimit.data?.count == 1000)
             // Downloads go to a file and streams to their handlers: neither is held in memory.
             let download = try await withTimeout { await session.download(server.url("/bytes/5000")).serializingData().response }
             #expect(download.value?.count == 5000)

@@ -29,7 +29,7 @@ public class DataRequest: Request, @unchecked Sendable {
     /// With an `onHTTPResponse` handler the body streams in after the head, so that the handler hears of the response
     /// before the body arrives and `.cancel` stops it; otherwise it is collected, which is faster.
     override func loadingDestination() -> LoadingTask.Destination {
-        mutableState.withLock { $0.httpResponseHandler } == nil ? .memory : .stream
+        mutableState.withLock { $0.httpResponseHandler } == nil ? .memory : .stream(keptWhole: true)
     }
 
     /// `Data` read from the server so far.

@@ -119,7 +119,7 @@ public final class DataStreamRequest: Request, @unchecked Sendable {
         try convertible.asURLRequest()
     }
 
-    override func loadingDestination() -> LoadingTask.Destination { .stream }
+    override func loadingDestination() -> LoadingTask.Destination { .stream(keptWhole: false) }
 
     override func loadingBody() -> RequestBody? { uploadBody.map { .chunks($0) } }
 
