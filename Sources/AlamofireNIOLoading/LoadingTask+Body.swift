@@ -33,6 +33,23 @@ extension LoadingTask {
         delegate.loadingTask(self, didReceiveBodyBytes: held.added, totalBytesReceived: held.total, totalBytesExpected: held.expected)
     }
 
+    /// Reads a redirect's body to its end: kept (within the session's `maximumBodySize`) when
+    /// `keeping` and the delegate keeps a data request's body whole, else dropped.
+    func redirectBody(of streamed: TransportResponse, keeping: Bool) async throws -> ByteBuffer? {
+        guard keeping, case .stream(keptWhole: true) = destination else {
+            for try await _ in streamed.body {}
+            return nil
+        }
+        var body = ByteBuffer()
+        for try await chunk in streamed.body {
+            guard body.readableBytes + chunk.readableBytes <= session.maximumBodySize else {
+                throw TransportError(.dataLengthExceedsMaximum, "the response body is larger than \(session.maximumBodySize) bytes")
+            }
+            body.writeImmutableBuffer(chunk)
+        }
+        return body
+    }
+
     /// The transaction of a streamed exchange whose body has been read.
     func transaction(
         of streamed: TransportResponse, request: URLRequest, response: ReceivedResponse?

@@ -389,12 +389,13 @@ package final class LoadingTask: Sendable {
                         // Its body is read once the delegate has decided.
                         return self.decide(outcome.response, outcome.verdict, keeping: { $0.streamedResponse = (streamed, request) })
                     }
-                    // A redirect's body (or a 304's, empty) is read and dropped first, keeping the
-                    // connection, as URLSession does.
-                    for try await _ in streamed.body {}
+                    // A redirect's body (or a 304's, empty) is read first, keeping the connection, as
+                    // URLSession does. One a data request keeps whole is kept, as a collected one is:
+                    // it is the response's if the delegate declines the redirect.
+                    let kept = try await self.redirectBody(of: streamed, keeping: outcome.storedBody == nil)
                     let transaction = try await self.transaction(of: streamed, request: request, response: wire)
                     self.decide(outcome.response, outcome.verdict) { state in
-                        if let stored = outcome.storedBody { state.collectedBody = ByteBuffer(bytes: stored) }
+                        state.collectedBody = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? kept
                         state.log.record(transaction)
                     }
                 } catch {

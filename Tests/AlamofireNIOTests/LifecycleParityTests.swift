@@ -163,6 +163,28 @@ import FoundationNetworking
         }
     }
 
+    /// A redirect the redirect handler declines is the response, its body the data, whether the body
+    /// is collected or (with an `onHTTPResponse` handler) streamed.
+    @Test func aDeclinedRedirectsBodyIsTheDataWithAResponseHandlerToo() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let url = server.url("/redirect-to?url=/get&status_code=302&body=moved")
+            let collected = try await withTimeout {
+                await AF.request(url).redirect(using: .doNotFollow).serializingData().response
+            }
+            let statuses = Collected<Int>()
+            let streamed = try await withTimeout {
+                await AF.request(url).redirect(using: .doNotFollow).onHTTPResponse(on: testQueue) { statuses.append($0.statusCode) }
+                    .serializingData().response
+            }
+            #expect(collected.response?.statusCode == 302)
+            #expect(streamed.response?.statusCode == 302)
+            #expect(statuses.values == [302])
+            #expect(collected.data == Data("moved".utf8))
+            #expect(streamed.data == collected.data)
+            #expect(streamed.error == nil)
+        }
+    }
+
     /// `.cancel` stops the body: a response whose body is held after its first byte ends at once.
     @Test func onHTTPResponseCancelStopsTheBody() async throws {
         try await HTTPBinServer.withServer { server async throws in
