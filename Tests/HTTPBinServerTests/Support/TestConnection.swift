@@ -63,8 +63,9 @@ struct TestConnection {
                         } else {
                             handshake.succeed()
                         }
-                        // A server that stops sending fails the read waiting on it instead of hanging the suite.
-                        try channel.pipeline.syncOperations.addHandlers(IdleStateHandler(readTimeout: .seconds(30)), ReadStallFailure())
+                        // A connection on which nothing moves either way for 30 s fails the read waiting on
+                        // it instead of hanging the suite (a long upload, which reads nothing, is moving).
+                        try channel.pipeline.syncOperations.addHandlers(IdleStateHandler(allTimeout: .seconds(30)), ReadStallFailure())
                         try channel.pipeline.syncOperations.addHTTPClientHandlers()
                         return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
                     }
@@ -173,20 +174,20 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
-/// Fails the connection's reads with ``TestClientError/readStalled`` when nothing arrived for the
-/// idle handler's read timeout.
+/// Fails the connection's reads with ``TestClientError/readStalled`` when nothing was read or
+/// written for the idle handler's timeout.
 final class ReadStallFailure: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard case IdleStateHandler.IdleStateEvent.read = event else { return context.fireUserInboundEventTriggered(event) }
+        guard case IdleStateHandler.IdleStateEvent.all = event else { return context.fireUserInboundEventTriggered(event) }
         context.fireErrorCaught(TestClientError.readStalled)
         context.close(promise: nil)
     }
 }
 
 enum TestClientError: Error {
-    /// Nothing arrived for 30 s.
+    /// Nothing was read or written for 30 s.
     case readStalled
     case noResponseHead
     case connectionClosed
