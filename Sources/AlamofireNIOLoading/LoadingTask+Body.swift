@@ -27,7 +27,7 @@ extension LoadingTask {
         delegate.loadingTask(self, didReceiveBodyBytes: added, totalBytesReceived: totalBytes, totalBytesExpected: expected)
     }
 
-    /// Tells the delegate of body bytes held back until it had the response, if any were.
+    /// Tells the delegate of body bytes held back until their data was handed over, if any were.
     func report(_ held: ReceivedReport?) {
         guard let held else { return }
         delegate.loadingTask(self, didReceiveBodyBytes: held.added, totalBytesReceived: held.total, totalBytesExpected: held.expected)

@@ -45,8 +45,8 @@ package final class LoadingTask: Sendable {
     /// Where the final response's body goes.
     package enum Destination: Sendable, Equatable {
         /// Collected in memory, then handed over with `didReceive data` once the whole body has
-        /// arrived (the fastest way; the delegate hears of the response after the body, and of the
-        /// bytes received after their data, in one report).
+        /// arrived (the fastest way; the delegate hears of the bytes as they arrive, then of the
+        /// response with the whole body).
         case memory
         /// Handed over with `didReceive data` chunk by chunk as it arrives, after the delegate has
         /// allowed the response: the delegate hears of the response first and can stop the body, and
