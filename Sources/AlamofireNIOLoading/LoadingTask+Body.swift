@@ -65,13 +65,11 @@ extension LoadingTask {
         case .webSocket:
             readWebSocket()
         case .memory:
-            receiveCollectedBody()
+            // Taken as the delegate allowed the response (`dispositionDecided`): nothing is left here.
+            handOver(collected: state.withLock { $0.machine.takeHeldBody().collected })
         case .stream(let keptWhole):
-            let (pending, generation) = state.withLock { state in
-                defer { state.streamedResponse = nil }
-                return (state.streamedResponse, state.work.start())
-            }
-            guard let (streamed, request) = pending else { return receiveCollectedBody() }
+            let (held, generation) = state.withLock { state in (state.machine.takeHeldBody(), state.work.start()) }
+            guard case .streamed(let streamed, let request) = held else { return handOver(collected: held.collected) }
             let url = request.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
             // On the connection's event loop, where the chunks are produced, when the delegate takes
             // them there: each read then reaches the consumers with one thread crossing, not two.
@@ -112,16 +110,17 @@ extension LoadingTask {
             }
             setCancelWork({ work.cancel() }, generation: generation)
         case .file(let directory):
-            let (pending, response, generation) = state.withLock { state in
-                defer { state.streamedResponse = nil }
-                return (state.streamedResponse, state.response, state.work.start())
+            let (held, response, generation) = state.withLock { state in
+                (state.machine.takeHeldBody(), state.response, state.work.start())
             }
-            let local = state.withLock { state in
-                defer { state.collectedBody = nil }
-                return state.collectedBody
-            }
+            let pending: (streamed: TransportResponse, request: URLRequest)?
+            let local: ByteBuffer?
+            switch held {
+            case .streamed(let streamed, let request): (pending, local) = ((streamed, request), nil)
+            case .collected(let buffer): (pending, local) = (nil, buffer)
             // A declined redirect's body was read already: there is no file.
-            guard pending != nil || local != nil else { return perform(state.withLock { $0.machine.bodyReceived() }) }
+            case .none: return perform(state.withLock { $0.machine.bodyReceived() })
+            }
             let url = response?.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
             let plan = downloadPlan(for: response?.urlResponse, streamed: pending != nil, directory: directory)
             if let offset = plan.reportedOffset {
@@ -177,15 +176,16 @@ extension LoadingTask {
         let (action, collected) = state.withLock { state -> (LoadingTaskStateMachine.Action, CollectedBody?) in
             let action = state.machine.dispositionDecided(allow: allow)
             guard action == .receiveBody, case .memory = destination else { return (action, nil) }
-            return (action, state.takeCollectedBody())
+            let body = state.machine.takeHeldBody().collected
+            return (action, state.takeCollectedBody(body))
         }
         guard let collected else { return perform(action) }
         handOver(collected)
     }
 
     /// Hands over a body already in memory (collected, local, or a declined redirect's: none).
-    func receiveCollectedBody() {
-        handOver(state.withLock { $0.takeCollectedBody() })
+    func handOver(collected body: ByteBuffer?) {
+        handOver(state.withLock { $0.takeCollectedBody(body) })
     }
 
     private func handOver(_ collected: CollectedBody) {
@@ -208,10 +208,7 @@ extension LoadingTask {
                     request: request, response: response, fetchStart: started, end: Date(), fetchType: .unknown)
                 let length = Int64(loaded.body.readableBytes)
                 didReceiveBody(totalBytes: length, expected: length)
-                decide(response, Verdict()) { state in
-                    state.collectedBody = loaded.body
-                    state.log.record(transaction)
-                }
+                decide(response, Verdict(), body: .collected(loaded.body)) { $0.log.record(transaction) }
             } catch {
                 exchangeFailed(LoadingSession.urlError(error, url: url))
             }
@@ -233,8 +230,7 @@ extension LoadingTask {
                 switch outcome {
                 case .loaded(let loaded, let data):
                     let response = ReceivedResponse(loaded)
-                    self.decide(response, Verdict()) { state in
-                        state.collectedBody = ByteBuffer(bytes: data)
+                    self.decide(response, Verdict(), body: .collected(ByteBuffer(bytes: data))) { state in
                         state.log.record(transaction(response))
                         state.cache.exempt()
                     }
@@ -254,12 +250,11 @@ extension LoadingTask {
 typealias CollectedBody = (body: ByteBuffer?, offer: CacheOffer?, progress: ReceivedReport?)
 
 extension LoadingTask.State {
-    /// Takes the body kept in memory with what offering it to the cache needs and the progress a
-    /// streamed exchange held back (no further than the bytes handed over), in one step.
-    mutating func takeCollectedBody() -> CollectedBody {
-        defer { collectedBody = nil }
-        let handedOver = Int64(collectedBody?.readableBytes ?? 0)
-        return (collectedBody, cache.offer(of: response, to: currentRequest), counts.releaseHeldReceived(upTo: handedOver))
+    /// The body kept in memory (taken from the machine) with what offering it to the cache needs and
+    /// the progress a streamed exchange held back (no further than the bytes handed over), in one step.
+    mutating func takeCollectedBody(_ body: ByteBuffer?) -> CollectedBody {
+        let handedOver = Int64(body?.readableBytes ?? 0)
+        return (body, cache.offer(of: response, to: currentRequest), counts.releaseHeldReceived(upTo: handedOver))
     }
 }
 

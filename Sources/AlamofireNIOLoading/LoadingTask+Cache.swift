@@ -46,13 +46,13 @@ extension LoadingTask {
             request: originalRequest, response: response, fetchStart: now, end: now, fetchType: .localCache)
         perform(
             state.withLock { state in
-                state.collectedBody = ByteBuffer(bytes: entry.data)
                 state.log.record(transaction)
                 state.response = response
                 state.log.responseArrived(response)
                 state.cache.exempt()
-                state.proposedRequest = session.redirectPolicy.nextRequest(after: originalRequest, response: response)
-                return state.machine.cacheHit(redirect: state.proposedRequest != nil)
+                let proposed = session.redirectPolicy.nextRequest(after: originalRequest, response: response)
+                return state.machine.cacheHit(
+                    holding: HeldResponse(proposedRequest: proposed, body: .collected(ByteBuffer(bytes: entry.data))))
             })
     }
 

@@ -88,16 +88,19 @@ extension LoadingTask {
         return Verdict()
     }
 
-    /// Lets the machine decide what comes after a response, keeping what the next step needs.
-    func decide(_ response: ReceivedResponse?, _ verdict: Verdict, keeping keep: (inout State) -> Void) {
+    /// Lets the machine decide what comes after a response, holding `body` and what the verdict
+    /// found for the decision; `record` keeps the rest (a transaction, say) in the same step.
+    func decide(
+        _ response: ReceivedResponse?, _ verdict: Verdict, body: HeldResponse.Body = .none,
+        recording record: (inout State) -> Void = { _ in }
+    ) {
         let action = state.withLock { state in
-            keep(&state)
+            record(&state)
             state.response = response
             state.log.responseArrived(response)
             state.cache.responseArrived(at: session.cachePolicy.now())
-            state.proposedRequest = verdict.proposed
-            state.challenge = verdict.challenge
-            return state.machine.responseReceived(verdict.verdict)
+            let held = HeldResponse(proposedRequest: verdict.proposed, challenge: verdict.challenge, body: body)
+            return state.machine.responseReceived(verdict.verdict, holding: held)
         }
         // The response just kept is the one to deliver: no second look.
         guard action == .deliverResponse else { return perform(action) }
@@ -129,7 +132,7 @@ extension LoadingTask {
     /// is made outside the task's lock (a Digest `auth-int` answer hashes the whole body).
     func challengeDecided(_ disposition: LoadingChallenge.Disposition) {
         guard case .cancelAuthenticationChallenge = disposition else {
-            let (challenge, request, body) = state.withLock { ($0.challenge, $0.currentRequest, $0.bodyInMemory) }
+            let (challenge, request, body) = state.withLock { ($0.machine.held.challenge, $0.currentRequest, $0.bodyInMemory) }
             let credential: URLCredential? =
                 switch disposition {
                 case .useCredential(let given): given

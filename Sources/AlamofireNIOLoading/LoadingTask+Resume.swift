@@ -91,10 +91,7 @@ extension LoadingTask {
     func settleDownloadFile(
         _ failure: LoadingTaskStateMachine.Failure?
     ) -> (DownloadResumption?, (@Sendable (DownloadResumption?) -> Void)?) {
-        let (owned, handler) = state.withLock { state in
-            defer { state.resumeDataHandler = nil }
-            return (state.download.release(), state.resumeDataHandler)
-        }
+        let (owned, handler) = state.withLock { state in (state.download.release(), state.machine.takeResumeDataHandler()) }
         guard let file = owned.file else { return (nil, handler) }
         if DownloadFileState.keepsPartialFile(after: failure, resumeDataRequested: handler != nil), var resumable = owned.resumable,
             let size = DownloadFile.size(of: file)

@@ -74,25 +74,13 @@ package final class LoadingTask: Sendable {
         var machine = LoadingTaskStateMachine()
         var currentRequest: URLRequest
         var body: RequestBody?
-        /// The latest response, and the request the next hop would send after it.
+        /// The latest response.
         var response: ReceivedResponse?
-        var proposedRequest: URLRequest?
-        var challenge: LoadingChallenge?
         /// The answer to the last challenge, sent with every exchange until a redirect, and the
         /// refusals counted.
         var answers = ChallengeAnswers()
-        /// A collected body waiting to be handed over.
-        var collectedBody: ByteBuffer?
-        /// A streamed final response whose body is still to be written to a file, with the request
-        /// it answers.
-        var streamedResponse: (response: TransportResponse, request: URLRequest)?
         /// The transactions, and the exchange under way until it has its own.
         var log = TransactionLog()
-        /// The error the task completed with (nil while it runs, and after a success), as
-        /// `URLSessionTask.error` reports it, and whether it is known yet: the task reads as completed
-        /// from then on, not from its machine's last step (a download's file is settled in between).
-        var completionError: URLError?
-        var hasCompleted = false
         /// The piece of work the task is waiting on (an exchange, or a body being written), and how
         /// to stop it.
         var work = CurrentWork()
@@ -101,14 +89,10 @@ package final class LoadingTask: Sendable {
         var counts = TransferCounts()
         /// Which file the download writes and owns, and what resume data for it would say.
         var download = DownloadFileState()
-        /// Hears the resumption a cancel produced.
-        var resumeDataHandler: (@Sendable (DownloadResumption?) -> Void)?
         /// The open WebSocket, from the handshake until the task completes.
         var webSocket: TransportWebSocket?
         /// What waiting for connectivity needs, in a session that waits (untouched otherwise).
         var connectivity = ConnectivityWait()
-        /// When the task was resumed, on the session's clock: its resource timeout counts from there.
-        var resumedAt: NIODeadline?
 
         /// An exchange that failed or was cancelled still counts (see ``TransactionLog``).
         mutating func recordUnfinishedExchange() {
@@ -126,15 +110,8 @@ package final class LoadingTask: Sendable {
         }
 
         var snapshot: Snapshot {
-            let status: Status =
-                switch machine.state {
-                case .completed where hasCompleted: .completed
-                case _ where machine.isCancelled: .canceling
-                case .initialized: .suspended
-                default: machine.isSuspended ? .suspended : .running
-                }
-            return Snapshot(
-                status: status, currentRequest: currentRequest, receivedResponse: response, error: completionError,
+            Snapshot(
+                status: machine.status, currentRequest: currentRequest, receivedResponse: response, error: machine.completionError,
                 countOfBytesSent: counts.sent,
                 countOfBytesExpectedToSend: counts.expectedToSend, countOfBytesReceived: counts.received,
                 countOfBytesExpectedToReceive: counts.expectedToReceive)
@@ -186,11 +163,7 @@ package final class LoadingTask: Sendable {
 
     /// Starts the task, or lets a suspended one go on.
     package func resume() {
-        perform(
-            state.withLock { state in
-                if state.machine.state == .initialized { state.resumedAt = session.clock.now }
-                return state.machine.resume()
-            })
+        perform(state.withLock { $0.machine.resume(at: session.clock.now) })
     }
 
     /// Marks the task suspended: one not started yet waits for ``resume()``. A transfer under way
@@ -208,13 +181,9 @@ package final class LoadingTask: Sendable {
     /// what that task needs (nil when the download cannot be continued), before the task completes.
     /// It is not called when the task had already completed or been cancelled.
     package func cancel(producingResumeData handler: @escaping @Sendable (DownloadResumption?) -> Void) {
-        perform(
-            state.withLock { state in
-                // A task not yet cancelled or completed will complete as cancelled, and hears the handler then (even
-                // when the cancel waits for the cache lookup to report, and so asks for nothing now).
-                if !state.machine.isCancelled, state.machine.state != .completed { state.resumeDataHandler = handler }
-                return state.machine.cancel()
-            })
+        // A task not yet cancelled or completed will complete as cancelled, and hears the handler then (even
+        // when the cancel waits for the cache lookup to report, and so asks for nothing now).
+        perform(state.withLock { $0.machine.cancel(resumeDataHandler: handler) })
     }
 
     // MARK: Performing the machine's actions
@@ -233,7 +202,7 @@ package final class LoadingTask: Sendable {
             if tellDelegate { delegate.loadingTaskIsWaitingForConnectivity(self) }
             waitForConnectivity()
         case .askRedirect:
-            let (received, proposed) = state.withLock { ($0.response, $0.proposedRequest) }
+            let (received, proposed) = state.withLock { ($0.response, $0.machine.held.proposedRequest) }
             let response = received?.httpURLResponse
             guard let response, let proposed else {
                 return perform(state.withLock { $0.machine.redirectDeclined() })
@@ -250,7 +219,7 @@ package final class LoadingTask: Sendable {
                 self.perform(action)
             }
         case .askChallenge:
-            guard let challenge = state.withLock({ $0.challenge }) else {
+            guard let challenge = state.withLock({ $0.machine.held.challenge }) else {
                 return perform(state.withLock { $0.machine.challengeDecided(retry: false) })
             }
             delegate.loadingTask(self, didReceive: challenge) { disposition in self.challengeDecided(disposition) }
@@ -276,11 +245,10 @@ package final class LoadingTask: Sendable {
         // The resource timeout bounds the whole task, its redirects and challenges included: each
         // exchange gets what is left of it, and none starts (or counts as a transaction) once it is spent.
         let started = state.withLock { state -> ExchangeStart? in
-            let resourceTimeRemaining = session.resourceTimeRemaining(since: state.resumedAt ?? session.clock.now)
+            let resourceTimeRemaining = session.resourceTimeRemaining(since: state.machine.resumedAt ?? session.clock.now)
             if let resourceTimeRemaining, resourceTimeRemaining <= .zero { return nil }
             if let networkChanges { state.connectivity.changesAtExchangeStart = networkChanges }
             let authorization = state.answers.exchangeStarted()
-            state.collectedBody = nil
             state.counts.exchangeStarted()
             state.log.exchangeStarted(at: Date())
             state.cache.exchangeStarted(at: session.cachePolicy.now())
@@ -358,9 +326,9 @@ package final class LoadingTask: Sendable {
                     self.withStorageWrites(for: collected.head, response: wire, request: request) {
                         self.outcome(of: collected.head, wire: wire, request: request)
                     } then: { outcome in
-                        self.decide(outcome.response, outcome.verdict) { state in
-                            state.collectedBody = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? collected.body
-                            state.log.record(transaction)
+                        let body = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? collected.body
+                        self.decide(outcome.response, outcome.verdict, body: .collected(body)) {
+                            $0.log.record(transaction)
                         }
                     }
                 case .failure(let error):
@@ -387,16 +355,16 @@ package final class LoadingTask: Sendable {
                     }
                     guard outcome.verdict.verdict == .redirect || outcome.storedBody != nil else {
                         // Its body is read once the delegate has decided.
-                        return self.decide(outcome.response, outcome.verdict, keeping: { $0.streamedResponse = (streamed, request) })
+                        return self.decide(outcome.response, outcome.verdict, body: .streamed(streamed, request: request))
                     }
                     // A redirect's body (or a 304's, empty) is read first, keeping the connection, as
                     // URLSession does. One a data request keeps whole is kept, as a collected one is:
                     // it is the response's if the delegate declines the redirect.
                     let kept = try await self.redirectBody(of: streamed, keeping: outcome.storedBody == nil)
                     let transaction = try await self.transaction(of: streamed, request: request, response: wire)
-                    self.decide(outcome.response, outcome.verdict) { state in
-                        state.collectedBody = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? kept
-                        state.log.record(transaction)
+                    let body = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? kept
+                    self.decide(outcome.response, outcome.verdict, body: body.map { .collected($0) } ?? .none) {
+                        $0.log.record(transaction)
                     }
                 } catch {
                     self.exchangeFailed(LoadingSession.urlError(error, url: url), fromNetwork: true)
@@ -457,7 +425,7 @@ package final class LoadingTask: Sendable {
         let (after, generation, deadline, needsTimer) = state.withLock { state in
             let wait = state.connectivity
             return (
-                wait.changesAtExchangeStart, state.work.start(), session.resourceDeadline(since: state.resumedAt ?? clock.now),
+                wait.changesAtExchangeStart, state.work.start(), session.resourceDeadline(since: state.machine.resumedAt ?? clock.now),
                 wait.timer == nil
             )
         }
@@ -520,19 +488,17 @@ package final class LoadingTask: Sendable {
     private func complete(_ failure: LoadingTaskStateMachine.Failure?) {
         let (resumption, resumeDataHandler) = settleDownloadFile(failure)
         let (finalError, webSocket, transactions, redirects) = state.withLock { state in
-            // Nothing more will run: drop what the task held, a body not read included.
+            // Nothing more will run: drop what the task held (the machine let go of a body not read).
             state.work.end()
-            state.streamedResponse = nil
-            state.collectedBody = nil
             state.connectivity.timer?.cancel()
             state.connectivity.timer = nil
             state.recordUnfinishedExchange()
             defer { state.webSocket = nil }
-            state.completionError = Self.error(
+            let error = Self.error(
                 failure, exchangeError: state.machine.exchangeError, url: state.currentRequest.url ?? originalRequest.url,
                 resumption: resumption)
-            state.hasCompleted = true
-            return (state.completionError, state.webSocket, state.log.transactions, state.machine.redirects)
+            state.machine.settled(error: error)
+            return (error, state.webSocket, state.log.transactions, state.machine.redirects)
         }
         // A WebSocket left open (the task cancelled, or its response refused, before its messages
         // were read) is closed now.

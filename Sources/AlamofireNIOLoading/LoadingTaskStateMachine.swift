@@ -1,8 +1,16 @@
+package import AlamofireNIOTransport
 package import Foundation
+package import NIOCore
+
+#if canImport(FoundationNetworking)
+package import FoundationNetworking
+#endif
 
 /// The life of one ``LoadingTask``, as a value: each event returns the one action the task performs
-/// next, after releasing its lock. It holds only the facts its decisions need; the requests,
-/// responses and bodies stay with the task.
+/// next, after releasing its lock. It holds the facts its decisions need, and what a response
+/// leaves for a decision (``HeldResponse``: the request a redirect proposes, the challenge, the
+/// body), from the response until the decision that uses it; the task's requests and the
+/// transactions stay with the task.
 ///
 /// ```
 /// initialized ─resume─▶ lookingUpCache ─miss─▶ exchanging(hop) ─response─▶ (decided at once, no state)
@@ -26,6 +34,10 @@ package import Foundation
 /// ```
 /// Cancelling while an exchange or a body is under way asks the task to stop it and waits for it
 /// to report; cancelling while a delegate decides completes at once (the late answer is ignored).
+///
+/// What is held lives as long as the decision it serves: a followed redirect or an answered
+/// challenge lets go of its response's body, a declined one keeps it as the result, every new
+/// exchange starts with nothing held, and completing lets go of everything.
 package struct LoadingTaskStateMachine: Sendable {
     package enum State: Equatable, Sendable {
         case initialized
@@ -93,6 +105,18 @@ package struct LoadingTaskStateMachine: Sendable {
 
     package private(set) var state: State = .initialized
     package private(set) var isCancelled = false
+    /// What the latest response left for the decision on it (empty while none waits).
+    package private(set) var held = HeldResponse()
+    /// When the task was first resumed, on the session's clock: its resource timeout counts from there.
+    package private(set) var resumedAt: NIODeadline?
+    /// Whether the task's end is settled (its download file kept or removed, its error made): the
+    /// task reads as completed from then on, not from the machine's last step.
+    package private(set) var isSettled = false
+    /// The error the task completed with, once settled (nil after a success), as
+    /// `URLSessionTask.error` reports it.
+    package private(set) var completionError: URLError?
+    /// Hears the resumption a cancel produced (a download's cancel that asked for resume data).
+    private var resumeDataHandler: (@Sendable (DownloadResumption?) -> Void)?
     /// Redirects followed so far.
     package private(set) var redirects = 0
     /// Challenges answered so far.
@@ -113,9 +137,22 @@ package struct LoadingTaskStateMachine: Sendable {
 
     package init() {}
 
-    package mutating func resume() -> Action {
+    /// What `URLSessionTask.state` would say: completed once settled, canceling from the cancel until
+    /// then, suspended before the first resume or while marked so, running otherwise.
+    package var status: LoadingTask.Status {
+        switch state {
+        case .completed where isSettled: .completed
+        case _ where isCancelled: .canceling
+        case .initialized: .suspended
+        default: isSuspended ? .suspended : .running
+        }
+    }
+
+    /// Starts the task at `now` (the first resume only), or lets a suspended one go on.
+    package mutating func resume(at now: NIODeadline) -> Action {
         isSuspended = false
         guard state == .initialized else { return .none }
+        resumedAt = now
         state = .lookingUpCache
         return .lookUpCache
     }
@@ -129,16 +166,17 @@ package struct LoadingTaskStateMachine: Sendable {
     package mutating func cacheMissed() -> Action {
         guard state == .lookingUpCache else { return .none }
         if isCancelled { return complete(.cancelled) }
-        state = .exchanging(hop: 0)
-        return .startExchange(hop: 0)
+        return startExchange(hop: 0)
     }
 
-    /// The cache answers: its response is delivered without an exchange, or, when it is a
-    /// redirect, put to the delegate as one from the network would be.
-    package mutating func cacheHit(redirect: Bool = false) -> Action {
+    /// The cache answers with a stored response, holding its body: it is delivered without an
+    /// exchange, or, when it redirects (`held` proposes a request), put to the delegate as one from
+    /// the network would be.
+    package mutating func cacheHit(holding held: HeldResponse = HeldResponse()) -> Action {
         guard state == .lookingUpCache else { return .none }
         if isCancelled { return complete(.cancelled) }
-        if redirect {
+        self.held = held
+        if held.proposedRequest != nil {
             state = .awaitingRedirect(hop: 0)
             return .askRedirect
         }
@@ -152,10 +190,12 @@ package struct LoadingTaskStateMachine: Sendable {
         return complete(isCancelled ? .cancelled : .resourceUnavailable)
     }
 
-    /// An exchange produced a response head (and, when collected, its body).
-    package mutating func responseReceived(_ verdict: ResponseVerdict) -> Action {
+    /// An exchange produced a response head (and, when collected, its body), leaving `held` for the
+    /// decision on it.
+    package mutating func responseReceived(_ verdict: ResponseVerdict, holding held: HeldResponse = HeldResponse()) -> Action {
         guard case .exchanging(let hop) = state else { return .none }
         if isCancelled { return complete(.cancelled) }
+        self.held = held
         switch verdict {
         case .redirect:
             guard redirects < Self.maximumRedirects else { return complete(.tooManyRedirects) }
@@ -179,8 +219,7 @@ package struct LoadingTaskStateMachine: Sendable {
     package mutating func restartRequested() -> Action {
         guard case .exchanging(let hop) = state else { return .none }
         if isCancelled { return complete(.cancelled) }
-        state = .exchanging(hop: hop + 1)
-        return .startExchange(hop: hop + 1)
+        return startExchange(hop: hop + 1)
     }
 
     /// The exchange found no route to the network (`.notConnectedToInternet`), in a session that
@@ -197,8 +236,7 @@ package struct LoadingTaskStateMachine: Sendable {
     package mutating func connectivityChanged() -> Action {
         guard case .waitingForConnectivity(let hop) = state else { return .none }
         if isCancelled { return complete(.cancelled) }
-        state = .exchanging(hop: hop)
-        return .startExchange(hop: hop)
+        return startExchange(hop: hop)
     }
 
     /// Keeps `error` as the task's error, unless one came first.
@@ -230,25 +268,26 @@ package struct LoadingTaskStateMachine: Sendable {
     package mutating func redirectDecided(follow: Bool, needsBodyStream: Bool, leavesOrigin: Bool) -> Action {
         guard case .awaitingRedirect(let hop) = state else { return .none }
         guard follow else {
+            // The 3xx response is the result: its body stays, for the delegate to receive.
+            held.proposedRequest = nil
             state = .awaitingDisposition(hop: hop)
             return .deliverResponse
         }
+        held = HeldResponse()
         redirects += 1
         if leavesOrigin { hasLeftOrigin = true }
         if needsBodyStream {
             state = .awaitingBodyStream(hop: hop)
             return .askBodyStream
         }
-        state = .exchanging(hop: hop + 1)
-        return .startExchange(hop: hop + 1)
+        return startExchange(hop: hop + 1)
     }
 
     /// The delegate gave a new body stream for the next hop, or none.
     package mutating func bodyStreamProvided(_ provided: Bool) -> Action {
         guard case .awaitingBodyStream(let hop) = state else { return .none }
         guard provided else { return complete(.bodyStreamExhausted) }
-        state = .exchanging(hop: hop + 1)
-        return .startExchange(hop: hop + 1)
+        return startExchange(hop: hop + 1)
     }
 
     /// The challenge was answered: `retry` sends the request again with a credential; otherwise
@@ -257,16 +296,18 @@ package struct LoadingTaskStateMachine: Sendable {
     package mutating func challengeDecided(retry: Bool, needsBodyStream: Bool = false) -> Action {
         guard case .awaitingChallenge(let hop) = state else { return .none }
         guard retry else {
+            // The challenging response is the result: its body stays, for the delegate to receive.
+            held.challenge = nil
             state = .awaitingDisposition(hop: hop)
             return .deliverResponse
         }
+        held = HeldResponse()
         challengesAnswered += 1
         if needsBodyStream {
             state = .awaitingBodyStream(hop: hop)
             return .askBodyStream
         }
-        state = .exchanging(hop: hop + 1)
-        return .startExchange(hop: hop + 1)
+        return startExchange(hop: hop + 1)
     }
 
     /// The delegate's answer to the response: `allow` receives the body, otherwise the task ends
@@ -278,15 +319,26 @@ package struct LoadingTaskStateMachine: Sendable {
         return .receiveBody
     }
 
+    /// Takes the held body to hand it over, once the delegate has allowed the response (nothing
+    /// before, or once taken).
+    package mutating func takeHeldBody() -> HeldResponse.Body {
+        guard case .receivingBody = state else { return .none }
+        defer { held.body = .none }
+        return held.body
+    }
+
     /// The whole body was handed over.
     package mutating func bodyReceived() -> Action {
         guard case .receivingBody = state else { return .none }
         return complete(isCancelled ? .cancelled : nil)
     }
 
-    package mutating func cancel() -> Action {
-        guard !isCancelled else { return .none }
+    /// Stops the task; `resumeDataHandler` (a download's cancel that asks for resume data) hears the
+    /// resumption as the task completes, unless the task had already been cancelled or completed.
+    package mutating func cancel(resumeDataHandler: (@Sendable (DownloadResumption?) -> Void)? = nil) -> Action {
+        guard !isCancelled, state != .completed else { return .none }
         isCancelled = true
+        self.resumeDataHandler = resumeDataHandler
         switch state {
         case .initialized, .awaitingRedirect, .awaitingBodyStream, .awaitingChallenge, .awaitingDisposition:
             return complete(.cancelled)
@@ -300,8 +352,60 @@ package struct LoadingTaskStateMachine: Sendable {
         }
     }
 
+    /// Takes the handler of a cancel that asked for resume data, if one did (once).
+    package mutating func takeResumeDataHandler() -> (@Sendable (DownloadResumption?) -> Void)? {
+        defer { resumeDataHandler = nil }
+        return resumeDataHandler
+    }
+
+    /// The task's end is settled, with `error` (nil for a success): it reads as completed from now on.
+    package mutating func settled(error: URLError?) {
+        guard state == .completed, !isSettled else { return }
+        completionError = error
+        isSettled = true
+    }
+
+    private mutating func startExchange(hop: Int) -> Action {
+        // A new exchange leaves a response of its own.
+        held = HeldResponse()
+        state = .exchanging(hop: hop)
+        return .startExchange(hop: hop)
+    }
+
     private mutating func complete(_ failure: Failure?) -> Action {
+        // Nothing more will be decided: a body not read is let go.
+        held = HeldResponse()
         state = .completed
         return .complete(failure)
+    }
+}
+
+/// What a response leaves for the decision on it: the request a redirect proposes, the challenge
+/// to answer, and its body (collected, or still to be read from the exchange).
+package struct HeldResponse: Sendable {
+    package enum Body: Sendable {
+        case none
+        /// Read already: collected in memory, stored in the cache, or a redirect's read to its end.
+        case collected(ByteBuffer)
+        /// A final response whose body is still to be read (streamed, or written to a file), with
+        /// the request it answers.
+        case streamed(TransportResponse, request: URLRequest)
+
+        /// The collected bytes, if the body was read already.
+        package var collected: ByteBuffer? {
+            if case .collected(let buffer) = self { buffer } else { nil }
+        }
+    }
+
+    /// The request a redirect would send next (nil when the response does not redirect).
+    package var proposedRequest: URLRequest?
+    /// The challenge to answer (nil when the response does not challenge).
+    package var challenge: LoadingChallenge?
+    package var body: Body = .none
+
+    package init(proposedRequest: URLRequest? = nil, challenge: LoadingChallenge? = nil, body: Body = .none) {
+        self.proposedRequest = proposedRequest
+        self.challenge = challenge
+        self.body = body
     }
 }

@@ -106,19 +106,19 @@ import FoundationNetworking
 
     @Test func aRestartSendsTheRequestAgain() {
         var machine = LoadingTaskStateMachine()
-        _ = machine.resume()
+        _ = machine.resume(at: LoadingTaskStateMachineTests.start)
         _ = machine.cacheMissed()
         #expect(machine.restartRequested() == .startExchange(hop: 1))
         #expect(machine.state == .exchanging(hop: 1))
         var cancelled = LoadingTaskStateMachine()
-        _ = cancelled.resume()
+        _ = cancelled.resume(at: LoadingTaskStateMachineTests.start)
         _ = cancelled.cacheMissed()
         // Cancelled while the dropped body was read: the exchange reports, and the task ends.
         #expect(cancelled.cancel() == .cancelExchange)
         #expect(cancelled.restartRequested() == .complete(.cancelled))
         #expect(cancelled.restartRequested() == .none)
         var deciding = LoadingTaskStateMachine()
-        _ = deciding.resume()
+        _ = deciding.resume(at: LoadingTaskStateMachineTests.start)
         #expect(deciding.restartRequested() == .none)
     }
 }

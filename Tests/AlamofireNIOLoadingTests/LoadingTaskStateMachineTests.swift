@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 
 @testable import AlamofireNIOLoading
@@ -7,26 +8,29 @@ import Testing
 @Suite struct LoadingTaskStateMachineTests {
     typealias Machine = LoadingTaskStateMachine
     static let lost = URLError(.networkConnectionLost)
+    /// When the tests' machines are resumed.
+    static let start = NIODeadline.uptimeNanoseconds(1_000)
 
     /// A machine driven to `state` through its events.
     static func machine(in state: Machine.State) -> Machine {
         var machine = Machine()
         switch state {
         case .initialized: break
-        case .lookingUpCache: _ = machine.resume()
-        case .exchanging: (_, _) = (machine.resume(), machine.cacheMissed())
-        case .waitingForConnectivity: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.exchangeFoundNoRoute())
-        case .awaitingRedirect: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.responseReceived(.redirect))
+        case .lookingUpCache: _ = machine.resume(at: Self.start)
+        case .exchanging: (_, _) = (machine.resume(at: Self.start), machine.cacheMissed())
+        case .waitingForConnectivity: (_, _, _) = (machine.resume(at: Self.start), machine.cacheMissed(), machine.exchangeFoundNoRoute())
+        case .awaitingRedirect: (_, _, _) = (machine.resume(at: Self.start), machine.cacheMissed(), machine.responseReceived(.redirect))
         case .awaitingBodyStream:
             (_, _, _, _) = (
-                machine.resume(), machine.cacheMissed(), machine.responseReceived(.redirect),
+                machine.resume(at: Self.start), machine.cacheMissed(), machine.responseReceived(.redirect),
                 machine.redirectDecided(follow: true, needsBodyStream: true, leavesOrigin: false)
             )
-        case .awaitingChallenge: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.responseReceived(.challenge))
-        case .awaitingDisposition: (_, _, _) = (machine.resume(), machine.cacheMissed(), machine.responseReceived(.final))
+        case .awaitingChallenge: (_, _, _) = (machine.resume(at: Self.start), machine.cacheMissed(), machine.responseReceived(.challenge))
+        case .awaitingDisposition: (_, _, _) = (machine.resume(at: Self.start), machine.cacheMissed(), machine.responseReceived(.final))
         case .receivingBody:
             (_, _, _, _) = (
-                machine.resume(), machine.cacheMissed(), machine.responseReceived(.final), machine.dispositionDecided(allow: true)
+                machine.resume(at: Self.start), machine.cacheMissed(), machine.responseReceived(.final),
+                machine.dispositionDecided(allow: true)
             )
         case .completed: _ = machine.cancel()
         }
@@ -45,15 +49,15 @@ import Testing
             machine.suspend()
             #expect(machine.isSuspended == (state != .completed), "\(state)")
             // A suspended task not started yet starts when resumed; a started one just goes on.
-            #expect(machine.resume() == (state == .initialized ? .lookUpCache : .none), "\(state)")
+            #expect(machine.resume(at: Self.start) == (state == .initialized ? .lookUpCache : .none), "\(state)")
             #expect(!machine.isSuspended, "\(state)")
         }
     }
 
     @Test func aPlainLoadGoesThroughEveryStepOnce() {
         var machine = Machine()
-        #expect(machine.resume() == .lookUpCache)
-        #expect(machine.resume() == .none)
+        #expect(machine.resume(at: Self.start) == .lookUpCache)
+        #expect(machine.resume(at: Self.start) == .none)
         #expect(machine.cacheMissed() == .startExchange(hop: 0))
         #expect(machine.responseReceived(.final) == .deliverResponse)
         #expect(machine.dispositionDecided(allow: true) == .receiveBody)
@@ -221,7 +225,7 @@ import Testing
         for state in Self.allStates {
             var machine = Self.machine(in: state)
             if state != .lookingUpCache { #expect(machine.cacheMissed() == .none, "cacheMissed in \(state)") }
-            if state != .initialized { #expect(machine.resume() == .none, "resume in \(state)") }
+            if state != .initialized { #expect(machine.resume(at: Self.start) == .none, "resume in \(state)") }
             if case .receivingBody = state {} else { #expect(machine.bodyReceived() == .none, "bodyReceived in \(state)") }
             if case .awaitingRedirect = state {
             } else {
