@@ -101,7 +101,7 @@ extension LoadingTask {
                     let transaction = try await transaction(of: streamed, request: request, response: response)
                     let offer = state.withLock { state in
                         state.log.record(transaction)
-                        return state.cache.offer(of: state.response, to: state.currentRequest)
+                        return state.cache.offer(of: state.response, to: state.request.current)
                     }
                     finishBody(offering: copy, offer)
                 } catch {
@@ -254,7 +254,7 @@ extension LoadingTask.State {
     /// the progress a streamed exchange held back (no further than the bytes handed over), in one step.
     mutating func takeCollectedBody(_ body: ByteBuffer?) -> CollectedBody {
         let handedOver = Int64(body?.readableBytes ?? 0)
-        return (body, cache.offer(of: response, to: currentRequest), counts.releaseHeldReceived(upTo: handedOver))
+        return (body, cache.offer(of: response, to: request.current), counts.releaseHeldReceived(upTo: handedOver))
     }
 }
 

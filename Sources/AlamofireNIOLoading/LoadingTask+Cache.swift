@@ -72,7 +72,7 @@ extension LoadingTask {
 
     /// Whether a streamed body should be copied for the cache (a GET, with a cache to offer it to).
     func wantsCacheCopy() -> Bool {
-        session.cachePolicy.cache != nil && CachePolicy.isCacheable(method: state.withLock { $0.currentRequest.httpMethod })
+        session.cachePolicy.cache != nil && CachePolicy.isCacheable(method: state.withLock { $0.request.current.httpMethod })
     }
 
     /// The body has been handed over: offers the response to the cache (the delegate may change or

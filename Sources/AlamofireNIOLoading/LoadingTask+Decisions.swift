@@ -113,15 +113,9 @@ extension LoadingTask {
             guard let next else { return state.machine.redirectDeclined() }
             // An answer that comes after a cancel changes nothing.
             guard case .awaitingRedirect = state.machine.state else { return .none }
-            let previousMethod = state.currentRequest.httpMethod
-            var leavesOrigin = false
-            if let from = state.currentRequest.url, let to = next.url { leavesOrigin = !RedirectPolicy.isSameOrigin(from, to) }
-            state.currentRequest = next
+            let (leavesOrigin, needsBodyStream) = state.request.follow(next)
             // An answer is for the URL challenged; the next one answers its own challenge.
             state.answers.redirected()
-            // A redirect that turned the request into a GET drops an upload's body with `httpBody`.
-            if next.httpMethod != previousMethod { state.body = nil }
-            let needsBodyStream = state.body.map { !$0.isReplayable } ?? false
             return state.machine.redirectDecided(follow: true, needsBodyStream: needsBodyStream, leavesOrigin: leavesOrigin)
         }
         perform(action)
@@ -132,7 +126,7 @@ extension LoadingTask {
     /// is made outside the task's lock (a Digest `auth-int` answer hashes the whole body).
     func challengeDecided(_ disposition: LoadingChallenge.Disposition) {
         guard case .cancelAuthenticationChallenge = disposition else {
-            let (challenge, request, body) = state.withLock { ($0.machine.held.challenge, $0.currentRequest, $0.bodyInMemory) }
+            let (challenge, request, body) = state.withLock { ($0.machine.held.challenge, $0.request.current, $0.request.bodyInMemory) }
             let credential: URLCredential? =
                 switch disposition {
                 case .useCredential(let given): given
@@ -153,7 +147,7 @@ extension LoadingTask {
                 state.answers.answer(
                     authorization, from: ChallengeAnswers.Answered(credential: credential, space: challenge.protectionSpace),
                     isDigest: challenge.offer.scheme == "digest")
-                return state.machine.challengeDecided(retry: true, needsBodyStream: state.body.map { !$0.isReplayable } ?? false)
+                return state.machine.challengeDecided(retry: true, needsBodyStream: state.request.needsBodyStream)
             }
             return perform(action)
         }

@@ -56,7 +56,7 @@ extension LoadingTask {
         let restored = restorePartialFile(ifRefusedBy: http, streamed: streamed)
         return state.withLock { state in
             let plan = state.download.plan(
-                for: http, streamed: streamed, restoredUserFile: restored, request: state.currentRequest,
+                for: http, streamed: streamed, restoredUserFile: restored, request: state.request.current,
                 newFile: { DownloadFile.temporaryURL(in: directory) })
             state.counts.resumed(at: plan.offset ?? 0)
             return plan

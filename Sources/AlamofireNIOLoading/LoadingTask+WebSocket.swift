@@ -65,7 +65,7 @@ extension LoadingTask {
     func readWebSocket() {
         let (socket, url, generation) = state.withLock { state in
             let generation = state.work.start()
-            return (state.webSocket, state.currentRequest.url ?? originalRequest.url, generation)
+            return (state.webSocket, state.request.current.url ?? originalRequest.url, generation)
         }
         guard let socket else {
             return exchangeFailed(URLError(.badServerResponse, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:]))

@@ -62,18 +62,8 @@ package final class LoadingTask: Sendable {
     }
 
     struct State: @unchecked Sendable {
-        /// The request body when it is in memory (for Digest's `auth-int`).
-        var bodyInMemory: Data? {
-            switch body {
-            case .data(let data): data
-            case .file, .stream, .chunks: nil
-            case nil: currentRequest.httpBody ?? Data()
-            }
-        }
-
         var machine = LoadingTaskStateMachine()
-        var currentRequest: URLRequest
-        var body: RequestBody?
+        var request: TaskRequest
         /// The latest response.
         var response: ReceivedResponse?
         /// The answer to the last challenge, sent with every exchange until a redirect, and the
@@ -96,7 +86,7 @@ package final class LoadingTask: Sendable {
 
         /// An exchange that failed or was cancelled still counts (see ``TransactionLog``).
         mutating func recordUnfinishedExchange() {
-            log.recordUnfinishedExchange(request: currentRequest, now: Date())
+            log.recordUnfinishedExchange(request: request.current, now: Date())
         }
 
         struct ConnectivityWait {
@@ -111,7 +101,7 @@ package final class LoadingTask: Sendable {
 
         var snapshot: Snapshot {
             Snapshot(
-                status: machine.status, currentRequest: currentRequest, receivedResponse: response, error: machine.completionError,
+                status: machine.status, currentRequest: request.current, receivedResponse: response, error: machine.completionError,
                 countOfBytesSent: counts.sent,
                 countOfBytesExpectedToSend: counts.expectedToSend, countOfBytesReceived: counts.received,
                 countOfBytesExpectedToReceive: counts.expectedToReceive)
@@ -150,7 +140,7 @@ package final class LoadingTask: Sendable {
         self.originalRequest = request
         self.destination = destination
         self.delegate = delegate
-        var state = State(currentRequest: request, body: body)
+        var state = State(request: TaskRequest(request, body: body))
         if let resumption, case .file = destination { state.download = DownloadFileState(continuing: resumption) }
         self.state = Mutex(state)
     }
@@ -213,7 +203,7 @@ package final class LoadingTask: Sendable {
         case .askBodyStream:
             delegate.loadingTaskNeedsNewBodyStream(self) { stream in
                 let action = self.state.withLock { state in
-                    if let stream, case .awaitingBodyStream = state.machine.state { state.body = .stream(stream) }
+                    if let stream, case .awaitingBodyStream = state.machine.state { state.request.replaceBodyStream(with: stream) }
                     return state.machine.bodyStreamProvided(stream != nil)
                 }
                 self.perform(action)
@@ -254,13 +244,13 @@ package final class LoadingTask: Sendable {
             state.cache.exchangeStarted(at: session.cachePolicy.now())
             let generation = state.work.start()
             return (
-                state.currentRequest, state.body, generation, authorization,
+                state.request.current, state.request.body, generation, authorization,
                 state.cache.validators(forHop: hop), state.download.resumption, state.machine.hasLeftOrigin, resourceTimeRemaining
             )
         }
         guard let (request, body, generation, authorization, validators, resumption, hasLeftOrigin, resourceTimeRemaining) = started
         else {
-            let url = state.withLock { $0.currentRequest.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            let url = state.withLock { $0.request.current.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
             return exchangeFailed(TransportError(.timedOut, "the resource timeout passed").urlError(for: url))
         }
         guard let url = request.url else {
@@ -415,7 +405,7 @@ package final class LoadingTask: Sendable {
     /// Waits for the network to change since the failed exchange started, then sends it again; fails
     /// with `.timedOut` once the resource timeout, counted from the task's resume, has passed.
     private func waitForConnectivity() {
-        let url = state.withLock { $0.currentRequest.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+        let url = state.withLock { $0.request.current.url } ?? originalRequest.url ?? URL(fileURLWithPath: "/")
         let timedOut = TransportError(.timedOut, "timed out waiting for connectivity").urlError(for: url)
         guard let monitor = session.connectivityMonitor else {
             // Unreachable: only a session with a monitor waits. Failing beats waiting forever.
@@ -495,7 +485,7 @@ package final class LoadingTask: Sendable {
             state.recordUnfinishedExchange()
             defer { state.webSocket = nil }
             let error = Self.error(
-                failure, exchangeError: state.machine.exchangeError, url: state.currentRequest.url ?? originalRequest.url,
+                failure, exchangeError: state.machine.exchangeError, url: state.request.current.url ?? originalRequest.url,
                 resumption: resumption)
             state.machine.settled(error: error)
             return (error, state.webSocket, state.log.transactions, state.machine.redirects)
