@@ -168,7 +168,7 @@ package final class LoadingSession: Sendable {
         switch error {
         case let error as TransportError: error.urlError(for: url)
         case let error as URLError: error
-        case is CancellationError: TransportError(.cancelled, "the request was cancelled").urlError(for: url)
+        case is CancellationError: TransportError.cancelled.urlError(for: url)
         default: URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error, NSURLErrorFailingURLErrorKey: url])
         }
     }

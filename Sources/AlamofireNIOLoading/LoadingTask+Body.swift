@@ -40,14 +40,7 @@ extension LoadingTask {
             for try await _ in streamed.body {}
             return nil
         }
-        var body = ByteBuffer()
-        for try await chunk in streamed.body {
-            guard body.readableBytes + chunk.readableBytes <= session.maximumBodySize else {
-                throw TransportError(.dataLengthExceedsMaximum, "the response body is larger than \(session.maximumBodySize) bytes")
-            }
-            body.writeImmutableBuffer(chunk)
-        }
-        return body
+        return try await streamed.body.collect(upTo: session.maximumBodySize)
     }
 
     /// The transaction of a streamed exchange whose body has been read.
@@ -85,8 +78,7 @@ extension LoadingTask {
                         try Task.checkCancellation()
                         let data = chunk.readableData
                         if keptWhole, delivered + Int64(data.count) > Int64(session.maximumBodySize) {
-                            throw TransportError(
-                                .dataLengthExceedsMaximum, "the response body is larger than \(session.maximumBodySize) bytes")
+                            throw TransportError.bodyTooLarge(limit: session.maximumBodySize)
                         }
                         if let kept = copy?.count {
                             if kept + data.count <= session.cachePolicy.largestStorableBody { copy!.append(data) } else { copy = nil }

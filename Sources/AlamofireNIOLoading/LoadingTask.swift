@@ -434,7 +434,7 @@ package final class LoadingTask: Sendable {
                 self.perform(self.state.withLock { $0.machine.connectivityChanged() })
             case .cancelled:
                 let fired = self.state.withLock { $0.connectivity.timedOut }
-                self.exchangeFailed(fired ? timedOut : TransportError(.cancelled, "the request was cancelled").urlError(for: url))
+                self.exchangeFailed(fired ? timedOut : TransportError.cancelled.urlError(for: url))
             }
         }
         setCancelWork(stop, generation: generation)
@@ -466,7 +466,7 @@ package final class LoadingTask: Sendable {
         let error: URLError
         switch failure {
         case nil: return nil
-        case .cancelled: error = TransportError(.cancelled, "the request was cancelled").urlError(for: url)
+        case .cancelled: error = TransportError.cancelled.urlError(for: url)
         case .tooManyRedirects: error = URLError(.httpTooManyRedirects, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case .bodyStreamExhausted: error = URLError(.requestBodyStreamExhausted, userInfo: [NSURLErrorFailingURLErrorKey: url])
         case .resourceUnavailable: error = URLError(.resourceUnavailable, userInfo: [NSURLErrorFailingURLErrorKey: url])

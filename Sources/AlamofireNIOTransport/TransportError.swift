@@ -34,10 +34,15 @@ public struct TransportError: Error, CustomStringConvertible {
         return URLError(code, userInfo: userInfo)
     }
 
-    static let cancelled = TransportError(.cancelled, "the request was cancelled")
+    /// A request its caller cancelled.
+    package static let cancelled = TransportError(.cancelled, "the request was cancelled")
     /// A request made after ``HTTPTransport/shutdown()``, or waiting for a connection when it came.
     static let shutDown = TransportError(.cancelled, "the transport was shut down")
     static func timedOut(_ what: String) -> TransportError { TransportError(.timedOut, "timed out \(what)") }
+    /// A response body past the most a client keeps of it.
+    package static func bodyTooLarge(limit: Int) -> TransportError {
+        TransportError(.dataLengthExceedsMaximum, "the response body is larger than \(limit) bytes")
+    }
     static func connectionLost(_ message: String, _ error: (any Error)? = nil) -> TransportError {
         TransportError(.networkConnectionLost, message, underlyingError: error)
     }

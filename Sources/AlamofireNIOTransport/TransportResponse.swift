@@ -78,12 +78,12 @@ public struct TransportResponseBody: AsyncSequence, Sendable {
         guard var collected = try await iterator.next() else { return ByteBuffer() }
         while var next = try await iterator.next() {
             guard collected.readableBytes + next.readableBytes <= maximumBytes else {
-                throw TransportError(.dataLengthExceedsMaximum, "the response body is larger than \(maximumBytes) bytes")
+                throw TransportError.bodyTooLarge(limit: maximumBytes)
             }
             collected.writeBuffer(&next)
         }
         guard collected.readableBytes <= maximumBytes else {
-            throw TransportError(.dataLengthExceedsMaximum, "the response body is larger than \(maximumBytes) bytes")
+            throw TransportError.bodyTooLarge(limit: maximumBytes)
         }
         return collected
     }

@@ -50,15 +50,15 @@ struct SocketConnector: Sendable {
         guard let deadline else { return start(host, port, eventLoop, nil) }
         let timeout = max(.nanoseconds(1), deadline - eventLoop.now)
         let connected = eventLoop.makePromise(of: Connected.self)
-        let timedOut = NIOLockedValueBox(false)
+        // Both closures run on `eventLoop`: when the connect reports, the timer has either run or will not.
+        let timedOut = NIOLoopBoundBox.makeBoxSendingValue(false, eventLoop: eventLoop)
         let timer = eventLoop.scheduleTask(deadline: deadline) {
-            timedOut.withLockedValue { $0 = true }
+            timedOut.value = true
             connected.fail(ChannelError.connectTimeout(timeout))
         }
         start(host, port, eventLoop, timeout).hop(to: eventLoop).whenComplete { outcome in
             timer.cancel()
-            // Both run on `eventLoop`: the timer has either run or will not.
-            guard !timedOut.withLockedValue({ $0 }) else {
+            guard !timedOut.value else {
                 if case .success(let late) = outcome { late.channel.close(promise: nil) }
                 return
             }

@@ -392,7 +392,7 @@ final class ExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .stopProducing:
             stateMachine.consumerDemand(false)
         case .overLimit(let limit):
-            lastError = TransportError(.dataLengthExceedsMaximum, "the response body is larger than \(limit) bytes")
+            lastError = TransportError.bodyTooLarge(limit: limit)
             if let context { perform(stateMachine.errorCaught(), context) }
         }
     }
