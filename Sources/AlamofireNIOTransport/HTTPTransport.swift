@@ -297,7 +297,7 @@ public final class HTTPTransport: Sendable {
                 return id
             }
             let finish: @Sendable (Result<Outcome, any Error>) -> Void = { result in
-                controller.attemptFinished(pool: pool, request: requestID)
+                controller.attemptFinished(request: requestID)
                 completion(result)
             }
             do {
@@ -315,6 +315,7 @@ public final class HTTPTransport: Sendable {
                 case .success(let connection): start(on: connection, completion: finish)
                 }
             }
+            controller.leaseRequested(pool: pool, request: requestID)
         }
 
         private func start(on connection: any TransportConnection, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void) {
@@ -393,9 +394,6 @@ public final class HTTPTransport: Sendable {
     /// How many origins have a pool, for the tests.
     var poolCount: Int { pools.withLockedValue { $0.byOrigin.count } }
 
-    /// Cancellations the pools hold for requests that have not asked for a lease, for the tests.
-    var cancellationNoteCount: Int { pools.withLockedValue { Array($0.byOrigin.values) }.reduce(0) { $0 + $1.cancellationNoteCount } }
-
     private static func bodyLength(_ body: TransportRequest.Body) throws -> Int64? {
         switch body {
         case .none: 0
@@ -462,37 +460,39 @@ final class ExchangeController: Sendable {
         case cancelled(TransportError)
     }
 
-    private struct State {
-        var phase = Phase.starting
-        /// The last attempt that ended: a cancel that saw it waiting may have left a note in its pool.
-        var finishedRequest: Int?
+    private let phase = NIOLockedValueBox(Phase.starting)
+
+    /// The exchange is about to ask `pool` for a connection for `request`: a cancel from now on
+    /// ends that wait. Throws when the exchange was cancelled already.
+    func waitForConnection(pool: ConnectionPool, request: Int) throws {
+        try phase.withLockedValue { phase in
+            if case .cancelled(let error) = phase { throw error }
+            phase = .waiting(pool, request: request)
+        }
     }
 
-    private let state = NIOLockedValueBox(State())
-
-    func waitForConnection(pool: ConnectionPool, request: Int) throws {
-        try state.withLockedValue { state in
-            if case .cancelled(let error) = state.phase { throw error }
-            state.phase = .waiting(pool, request: request)
-        }
+    /// The lease for `request` is registered with `pool`. A cancel that came since
+    /// ``waitForConnection(pool:request:)`` found nothing there to end (the pool keeps nothing of a
+    /// request not waiting), so it is applied now; the cancellation stays this controller's fact.
+    func leaseRequested(pool: ConnectionPool, request: Int) {
+        guard let error = cancellation else { return }
+        pool.cancel(request: request, error: error)
     }
 
     /// The attempt that leased for `request` is over (its lease failed, or its exchange ended): a
-    /// later cancel no longer goes to the pool, and a note a cancellation left there is dropped.
-    func attemptFinished(pool: ConnectionPool, request: Int) {
-        state.withLockedValue { state in
-            if case .waiting(_, let waiting) = state.phase, waiting == request { state.phase = .starting }
-            state.finishedRequest = request
+    /// later cancel no longer goes to the pool.
+    func attemptFinished(request: Int) {
+        phase.withLockedValue { phase in
+            if case .waiting(_, let waiting) = phase, waiting == request { phase = .starting }
         }
-        pool.forget(request: request)
     }
 
     /// Starts the exchange on the connection. The start is queued under the lock, so a cancel that
     /// sees the exchange running is queued on the event loop after it and always finds it there.
     func run(_ exchange: ActiveExchange, on connection: any TransportConnection) throws {
-        let cancelled = state.withLockedValue { state -> TransportError? in
-            if case .cancelled(let error) = state.phase { return error }
-            state.phase = .running(connection, exchange)
+        let cancelled = phase.withLockedValue { phase -> TransportError? in
+            if case .cancelled(let error) = phase { return error }
+            phase = .running(connection, exchange)
             connection.start(exchange)
             return nil
         }
@@ -506,8 +506,8 @@ final class ExchangeController: Sendable {
 
     /// The error the exchange was cancelled with (or ended by its total time limit), if it was.
     var cancellation: TransportError? {
-        state.withLockedValue { state in
-            guard case .cancelled(let error) = state.phase else { return nil }
+        phase.withLockedValue { phase in
+            guard case .cancelled(let error) = phase else { return nil }
             return error
         }
     }
@@ -515,17 +515,15 @@ final class ExchangeController: Sendable {
     /// Ends the exchange in whichever phase it is. The controller stays cancelled, so a retry on a
     /// fresh connection that starts after this (a stale connection found meanwhile) fails at once.
     func cancel(with error: TransportError) {
-        let previous = state.withLockedValue { state in
-            defer { state.phase = .cancelled(error) }
-            return state.phase
+        let previous = phase.withLockedValue { phase in
+            defer { phase = .cancelled(error) }
+            return phase
         }
         switch previous {
         case .starting, .cancelled:
             break
         case .waiting(let pool, let request):
             pool.cancel(request: request, error: error)
-            // The attempt ended while this was on its way: the note it left would never be read.
-            if state.withLockedValue({ $0.finishedRequest == request }) { pool.forget(request: request) }
         case .running(let connection, let exchange):
             connection.cancel(exchange, error: error)
         }

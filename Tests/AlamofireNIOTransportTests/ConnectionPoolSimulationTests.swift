@@ -219,6 +219,29 @@ import Testing
         #expect(afterGoAway.request == 4 && afterGoAway.connectionID == second && second != first)
         await run.finish()
     }
+
+    /// A cancel that comes between the exchange's decision to wait and its registration with the
+    /// pool finds nothing there to end, and the pool keeps nothing of it: the exchange's controller,
+    /// which holds the cancellation, ends the wait once it is registered.
+    @Test func aCancelThatOvertakesItsRegistrationEndsTheWaitOnceRegistered() async throws {
+        let run = try Run(maximumConnections: 1)
+        _ = try await run.leaseFirstConnection(to: 1)
+        let controller = ExchangeController()
+        try controller.waitForConnection(pool: run.pool, request: 2)
+        controller.cancel(with: .cancelled)
+        #expect(run.pool.waitingRequestCount == 0)
+        run.lease(2)
+        #expect(run.pool.waitingRequestCount == 1)
+        controller.leaseRequested(pool: run.pool, request: 2)
+        let ended = try await run.leases.next()
+        #expect(ended.request == 2 && ended.connectionID == nil)
+        #expect(ended.transportError?.code == .cancelled)
+        #expect(run.pool.waitingRequestCount == 0)
+        // A registration the cancel came after is not ended twice, and a later attempt fails at once.
+        controller.leaseRequested(pool: run.pool, request: 2)
+        #expect(throws: TransportError.self) { try controller.waitForConnection(pool: run.pool, request: 3) }
+        await run.finish()
+    }
 }
 
 /// Opens connections when the test says: each attempt waits until ``open(_:version:streams:)`` or

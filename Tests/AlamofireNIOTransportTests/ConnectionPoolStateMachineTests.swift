@@ -133,17 +133,16 @@ extension ConnectionPoolStateMachine {
         #expect(machine.waiters.map(\.id) == [1])
     }
 
-    @Test func aCancellationThatOvertakesItsRegistrationFailsIt() {
+    /// The pool keeps nothing of a request that is not waiting: a cancel that overtakes its
+    /// registration is the exchange controller's to apply once registered (`ConnectionPoolSimulationTests`).
+    @Test func aCancelForARequestNotWaitingChangesNothing() {
         var machine = Machine(maximumConnections: 1)
         #expect(machine.cancelRequest(7) == [])
-        #expect(machine.cancelledEarly == [7])
-        #expect(machine.request(7) == [.failRequest(7, .cancelled)])
-        #expect(machine.cancelledEarly.isEmpty)
-        #expect(machine.connections.isEmpty)
-        // A note for a request that finished first is dropped when it is forgotten.
-        _ = machine.cancelRequest(8)
-        machine.forgetRequest(8)
-        #expect(machine.cancelledEarly.isEmpty)
+        #expect(machine.request(7) == [.createConnection(0)])
+        #expect(machine.waiters.map(\.id) == [7])
+        #expect(machine.cancelRequest(7) == [.failRequest(7, .cancelled)])
+        #expect(machine.waiters.isEmpty)
+        #expect(machine.cancelRequest(7) == [])
     }
 
     @Test func aFailedConnectionFailsTheOldestWaiterAndEveryOtherOnceNothingIsLeft() {

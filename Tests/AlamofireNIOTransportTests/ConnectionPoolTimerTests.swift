@@ -50,32 +50,4 @@ import Testing
             connection.close()
         }
     }
-
-    /// A cancel that comes after its request's wait ended (here at the request's deadline) leaves the
-    /// pool nothing to keep: before, the pool noted it for a registration that would never come.
-    @Test func aCancelAfterTheWaitEndedLeavesNoNoteInThePool() async throws {
-        try await HTTPBinServer.withServer { server async throws in
-            let transport = makeTransport { $0.maximumConnectionsPerHost = 1 }
-            defer { transport.shutdown() }
-            // Holds the only connection, and so the pool, while the second request waits and times out.
-            let holder = Task { try await transport.fetch(server.url("/hold/holder")) }
-            try await server.waitUntil { $0.heldRequests["holder"] == 1 }
-            let outcome = AsyncStream.makeStream(of: Result<CollectedTransportResponse, TransportError>.self)
-            let request = TransportRequest(url: server.url("/get"), timeouts: TransportTimeouts(total: .milliseconds(100)))
-            let handle = transport.execute(request, collectingUpTo: 1 << 20) { result in
-                outcome.continuation.yield(result)
-                outcome.continuation.finish()
-            }
-            var results = outcome.stream.makeAsyncIterator()
-            guard case .failure(let error) = await results.next() else {
-                Issue.record("the waiting request did not fail")
-                return
-            }
-            #expect(error.code == .timedOut)
-            handle.cancel()
-            #expect(transport.cancellationNoteCount == 0)
-            server.release("holder")
-            _ = try await holder.value
-        }
-    }
 }

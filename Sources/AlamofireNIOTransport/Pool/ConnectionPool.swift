@@ -160,19 +160,14 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         }
     }
 
-    /// Stops waiting for a connection, failing the wait with `error`. Harmless once leased.
+    /// Stops waiting for a connection, failing the wait with `error`. Harmless once leased, and
+    /// before the request has asked for its lease: the pool keeps nothing of a request not waiting.
     func cancel(request: Int, error: any Error) {
         update { state in
-            state.failures[request] = error
-            return state.machine.cancelRequest(request)
-        }
-    }
-
-    /// Drops what the pool noted for a request that is done (a cancellation that came after its lease).
-    func forget(request: Int) {
-        state.withLockedValue { state in
-            state.failures[request] = nil
-            state.machine.forgetRequest(request)
+            let actions = state.machine.cancelRequest(request)
+            // The failure the wait ends with, read as the actions become work (in this lock section).
+            if !actions.isEmpty { state.failures[request] = error }
+            return actions
         }
     }
 
@@ -186,9 +181,6 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
     /// Connections being opened, for the tests: the count changes in the call that decides to open
     /// one, before the factory is asked.
     var connectingCount: Int { state.withLockedValue { $0.machine.connectingCount } }
-
-    /// Cancellations noted for requests that have not asked for a lease, for the tests.
-    var cancellationNoteCount: Int { state.withLockedValue { $0.machine.cancelledEarly.count } }
 
     /// The open connections carrying exchanges and those idle, now.
     var connectionCounts: (active: Int, idle: Int) {

@@ -106,8 +106,6 @@ struct ConnectionPoolStateMachine {
     private(set) var isRetired = false
     /// Connection attempts that failed since the last one that succeeded.
     private(set) var consecutiveFailures = 0
-    /// Requests cancelled before they asked for a lease.
-    private(set) var cancelledEarly: Set<Int> = []
     /// When each idle connection became idle. An idle timer is not cancelled when its connection is
     /// leased (that would wake an event loop from another thread on every lease): when it fires it
     /// checks how long the connection has really been idle.
@@ -164,7 +162,6 @@ struct ConnectionPoolStateMachine {
     {
         if isShutDown { return Actions(.failRequest(request, .shutDown)) }
         if isRetired { return Actions(.failRequest(request, .retired)) }
-        if cancelledEarly.remove(request) != nil { return Actions(.failRequest(request, .cancelled)) }
         if !needsFreshConnection, let connection = connectionWithRoom() {
             return Actions(lease(connection, to: request)) + spreadingHTTP2(from: connection)
         }
@@ -179,19 +176,13 @@ struct ConnectionPoolStateMachine {
         return actions
     }
 
-    /// Ends a request's wait. A request not (yet) waiting is remembered, so that a registration
-    /// that comes after its cancellation fails at once; ``forgetRequest(_:)`` drops the note.
+    /// Ends a request's wait. A request not waiting (leased already, failed, or not registered yet)
+    /// is not the pool's to end: the pool keeps nothing of it. A cancel that overtakes its request's
+    /// registration is its owner's to apply once the registration is made
+    /// (``ExchangeController/leaseRequested(pool:request:)``).
     mutating func cancelRequest(_ request: Int) -> Actions {
-        guard let index = waiters.firstIndex(where: { $0.id == request }) else {
-            cancelledEarly.insert(request)
-            return []
-        }
+        guard let index = waiters.firstIndex(where: { $0.id == request }) else { return [] }
         return failing(waiters.remove(at: index), .cancelled)
-    }
-
-    /// The request is done with the pool, however it ended.
-    mutating func forgetRequest(_ request: Int) {
-        cancelledEarly.remove(request)
     }
 
     // MARK: Timers
