@@ -33,10 +33,23 @@ extension LoadingTask {
         delegate.loadingTask(self, didReceiveBodyBytes: held.added, totalBytesReceived: held.total, totalBytesExpected: held.expected)
     }
 
-    /// Reads a redirect's body to its end: kept (within the session's `maximumBodySize`) when
-    /// `keeping` and the delegate keeps a data request's body whole, else dropped.
-    func redirectBody(of streamed: TransportResponse, keeping: Bool) async throws -> ByteBuffer? {
-        guard keeping, case .stream(keptWhole: true) = destination else {
+    /// Reads to its end the body of a response decided on before its body is handed over (a
+    /// redirect, a challenge, a 304 that stands for a `stored` response). It is kept, within the
+    /// session's `maximumBodySize`, when it is the result should the delegate decline: a
+    /// challenge's always (the 401 is then the response, its body the data or the file), a
+    /// redirect's when the delegate keeps a data request's body whole (as a collected one is kept).
+    /// Otherwise it is dropped.
+    func bodyReadFirst(
+        of streamed: TransportResponse, verdict: LoadingTaskStateMachine.ResponseVerdict, stored: Bool
+    ) async throws -> ByteBuffer? {
+        let keeping: Bool
+        switch verdict {
+        case _ where stored: keeping = false
+        case .challenge: keeping = true
+        case .redirect: if case .stream(keptWhole: true) = destination { keeping = true } else { keeping = false }
+        case .final: keeping = false
+        }
+        guard keeping else {
             for try await _ in streamed.body {}
             return nil
         }

@@ -343,14 +343,15 @@ package final class LoadingTask: Sendable {
                         let transaction = try await self.transaction(of: streamed, request: request, response: wire)
                         return self.askAgainWithoutRange(recording: transaction)
                     }
-                    guard outcome.verdict.verdict == .redirect || outcome.storedBody != nil else {
+                    guard outcome.verdict.verdict != .final || outcome.storedBody != nil else {
                         // Its body is read once the delegate has decided.
                         return self.decide(outcome.response, outcome.verdict, body: .streamed(streamed, request: request))
                     }
-                    // A redirect's body (or a 304's, empty) is read first, keeping the connection, as
-                    // URLSession does. One a data request keeps whole is kept, as a collected one is:
-                    // it is the response's if the delegate declines the redirect.
-                    let kept = try await self.redirectBody(of: streamed, keeping: outcome.storedBody == nil)
+                    // A redirect's or a challenge's body (or a 304's, empty) is read first, keeping the
+                    // connection for the next hop, and the exchange is a transaction of the task's, as
+                    // with URLSession.
+                    let kept = try await self.bodyReadFirst(
+                        of: streamed, verdict: outcome.verdict.verdict, stored: outcome.storedBody != nil)
                     let transaction = try await self.transaction(of: streamed, request: request, response: wire)
                     let body = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? kept
                     self.decide(outcome.response, outcome.verdict, body: body.map { .collected($0) } ?? .none) {

@@ -185,3 +185,59 @@ import FoundationNetworking
         }
     }
 }
+
+/// A challenge to a request whose body streams (a download, a stream request, a data request with
+/// an `onHTTPResponse` handler) is answered as a collected one is: the 401's body is read first, so
+/// the answer goes on the same connection, and the 401's exchange is the task's first transaction.
+@Suite struct StreamedBodyChallengeTests {
+    enum Kind: String, CaseIterable, Sendable {
+        case download, stream, dataWithResponseHandler
+    }
+
+    @Test(arguments: Kind.allCases)
+    func theAnswered401IsATransactionAndTheAnswerReusesItsConnection(kind: Kind) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = HTTPAuthenticationTests.session()
+            let url = server.url("/basic-auth/user/passwd")
+            let (data, metrics): (Data?, TaskMetrics?) = try await withTimeout {
+                switch kind {
+                case .download:
+                    let response = await session.download(url).authenticate(username: "user", password: "passwd")
+                        .serializingData().response
+                    return (response.value, response.metrics)
+                case .stream:
+                    let request = session.streamRequest(url).authenticate(username: "user", password: "passwd")
+                    var data = Data()
+                    for await stream in request.streamTask().streamingData() {
+                        if case .success(let chunk) = stream.result { data.append(chunk) }
+                    }
+                    return (data, request.metrics)
+                case .dataWithResponseHandler:
+                    let response = await session.request(url).authenticate(username: "user", password: "passwd")
+                        .onHTTPResponse { _ in }.serializingData().response
+                    return (response.value, response.metrics)
+                }
+            }
+            let value = try JSONDecoder().decode(HTTPAuthenticationTests.Authenticated.self, from: try #require(data))
+            #expect(value == HTTPAuthenticationTests.Authenticated(authenticated: true, user: "user"))
+            let transactions = try #require(metrics?.transactionMetrics)
+            #expect(transactions.map { ($0.response as? HTTPURLResponse)?.statusCode } == [401, 200])
+            #expect(transactions.map(\.isReusedConnection) == [false, true])
+        }
+    }
+
+    /// A refused answer leaves the second 401 as the result: a download's file holds its body (the
+    /// server's is empty), read before the delegate declined.
+    @Test func aDeclinedChallengesBodyIsTheDownloadsFile() async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let response = try await withTimeout {
+                await HTTPAuthenticationTests.session().download(server.url("/basic-auth/user/passwd"))
+                    .authenticate(username: "user", password: "wrong").serializingData(emptyResponseCodes: [401]).response
+            }
+            #expect(response.response?.statusCode == 401)
+            #expect(response.value == Data())
+            #expect(response.fileURL.map { FileManager.default.fileExists(atPath: $0.path) } == true)
+            #expect(response.metrics?.transactionMetrics.map { ($0.response as? HTTPURLResponse)?.statusCode } == [401, 401])
+        }
+    }
+}
