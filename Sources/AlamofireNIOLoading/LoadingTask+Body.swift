@@ -2,6 +2,7 @@ import AFSynchronization
 import AlamofireNIOTransport
 import Foundation
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -33,27 +34,69 @@ extension LoadingTask {
         delegate.loadingTask(self, didReceiveBodyBytes: held.added, totalBytesReceived: held.total, totalBytesExpected: held.expected)
     }
 
-    /// Reads to its end the body of a response decided on before its body is handed over (a
-    /// redirect, a challenge, a 304 that stands for a `stored` response). It is kept, within the
-    /// session's `maximumBodySize`, when it is the result should the delegate decline: a
-    /// challenge's always (the 401 is then the response, its body the data or the file), a
-    /// redirect's when the delegate keeps a data request's body whole (as a collected one is kept).
-    /// Otherwise it is dropped.
-    func bodyReadFirst(
-        of streamed: TransportResponse, verdict: LoadingTaskStateMachine.ResponseVerdict, stored: Bool
-    ) async throws -> ByteBuffer? {
-        let keeping: Bool
+    /// The most of a challenge's body a download or a stream reads before the delegate decides.
+    static let challengeBodyReadFirstLimit = 64 * 1024
+
+    /// What becomes of the body of a response the delegate decides on before its body is handed
+    /// over, while it decides.
+    enum BodyBeforeDecision: Equatable {
+        /// Left unread, to be read once the delegate has decided (a final response's).
+        case unread
+        /// Read to its end and dropped, keeping the connection for the next hop.
+        case dropped
+        /// Read to its end and kept (it is the result should the delegate decline), within `limit` bytes.
+        case kept(limit: Int)
+
+        /// Reads `body` as this says: the bytes kept, if any.
+        func read(_ body: TransportResponseBody) async throws -> ByteBuffer? {
+            switch self {
+            case .unread: return nil
+            case .dropped:
+                for try await _ in body {}
+                return nil
+            case .kept(let limit): return try await body.collect(upTo: limit)
+            }
+        }
+    }
+
+    /// What becomes of a response's body while the delegate decides on it, given its `verdict`;
+    /// `stored` says a 304 stands for a stored response (its own body is empty), `continuing` that
+    /// the task continues a download.
+    ///
+    /// A redirect's body is read first and dropped, or kept, within the session's
+    /// `maximumBodySize`, when the delegate keeps a data request's body whole (as a collected one
+    /// is). A challenge's is the result should the delegate decline: kept in the same way by a data
+    /// request; a download or a stream, which keeps no body in memory, reads first only one that
+    /// announces at most ``challengeBodyReadFirstLimit`` bytes (and never a continued download,
+    /// whose partial file a declined 401 must leave as it is). A larger one waits unread, as a final
+    /// response's does; its exchange is then not a transaction of the task's, and the answer goes on
+    /// a new connection.
+    func bodyBeforeDecision(
+        verdict: LoadingTaskStateMachine.ResponseVerdict, stored: Bool, head: HTTPResponseHead, continuing: Bool
+    ) -> BodyBeforeDecision {
+        let keptWhole: Bool
+        if case .stream(keptWhole: true) = destination { keptWhole = true } else { keptWhole = false }
+        if stored { return .dropped }
         switch verdict {
-        case _ where stored: keeping = false
-        case .challenge: keeping = true
-        case .redirect: if case .stream(keptWhole: true) = destination { keeping = true } else { keeping = false }
-        case .final: keeping = false
+        case .final:
+            return .unread
+        case .redirect:
+            return keptWhole ? .kept(limit: session.maximumBodySize) : .dropped
+        case .challenge:
+            if keptWhole { return .kept(limit: session.maximumBodySize) }
+            guard !continuing, let length = head.headers.first(name: "content-length").flatMap({ Int($0) }),
+                length <= Self.challengeBodyReadFirstLimit
+            else { return .unread }
+            return .kept(limit: Self.challengeBodyReadFirstLimit)
         }
-        guard keeping else {
-            for try await _ in streamed.body {}
-            return nil
-        }
-        return try await streamed.body.collect(upTo: session.maximumBodySize)
+    }
+
+    /// The stored body a 304 stands for, its bytes counted as received (as URLSession's
+    /// `didReceive data` of it is): the 304's own body is empty.
+    func storedBody(_ stored: Data) -> ByteBuffer {
+        let length = Int64(stored.count)
+        didReceiveBody(totalBytes: length, expected: length)
+        return ByteBuffer(bytes: stored)
     }
 
     /// The transaction of a streamed exchange whose body has been read.
@@ -72,7 +115,7 @@ extension LoadingTask {
             readWebSocket()
         case .memory:
             // Taken as the delegate allowed the response (`dispositionDecided`): nothing is left here.
-            handOver(collected: state.withLock { $0.machine.takeHeldBody().collected })
+            handOver(state.withLock { $0.takeCollectedBody() })
         case .stream(let keptWhole):
             let (held, generation) = state.withLock { state in (state.machine.takeHeldBody(), state.work.start()) }
             guard case .streamed(let streamed, let request) = held else { return handOver(collected: held.collected) }
@@ -181,8 +224,7 @@ extension LoadingTask {
         let (action, collected) = state.withLock { state -> (LoadingTaskStateMachine.Action, CollectedBody?) in
             let action = state.machine.dispositionDecided(allow: allow)
             guard action == .receiveBody, case .memory = destination else { return (action, nil) }
-            let body = state.machine.takeHeldBody().collected
-            return (action, state.takeCollectedBody(body))
+            return (action, state.takeCollectedBody())
         }
         guard let collected else { return perform(action) }
         handOver(collected)
@@ -255,8 +297,14 @@ extension LoadingTask {
 typealias CollectedBody = (body: ByteBuffer?, offer: CacheOffer?, progress: ReceivedReport?)
 
 extension LoadingTask.State {
-    /// The body kept in memory (taken from the machine) with what offering it to the cache needs and
-    /// the progress a streamed exchange held back (no further than the bytes handed over), in one step.
+    /// Takes the body the machine holds in memory (none when it holds a streamed one) with what
+    /// offering it to the cache needs and the progress a streamed exchange held back, in one step.
+    mutating func takeCollectedBody() -> CollectedBody {
+        takeCollectedBody(machine.takeHeldBody().collected)
+    }
+
+    /// `body`, taken from the machine already, with what offering it to the cache needs and the
+    /// progress a streamed exchange held back (no further than the bytes handed over), in one step.
     mutating func takeCollectedBody(_ body: ByteBuffer?) -> CollectedBody {
         let handedOver = Int64(body?.readableBytes ?? 0)
         return (body, cache.offer(of: response, to: request.current), counts.releaseHeldReceived(upTo: handedOver))

@@ -316,7 +316,7 @@ package final class LoadingTask: Sendable {
                     self.withStorageWrites(for: collected.head, response: wire, request: request) {
                         self.outcome(of: collected.head, wire: wire, request: request)
                     } then: { outcome in
-                        let body = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? collected.body
+                        let body = outcome.storedBody.map { self.storedBody($0) } ?? collected.body
                         self.decide(outcome.response, outcome.verdict, body: .collected(body)) {
                             $0.log.record(transaction)
                         }
@@ -343,17 +343,19 @@ package final class LoadingTask: Sendable {
                         let transaction = try await self.transaction(of: streamed, request: request, response: wire)
                         return self.askAgainWithoutRange(recording: transaction)
                     }
-                    guard outcome.verdict.verdict != .final || outcome.storedBody != nil else {
+                    let before = self.bodyBeforeDecision(
+                        verdict: outcome.verdict.verdict, stored: outcome.storedBody != nil, head: streamed.head,
+                        continuing: continuing != nil)
+                    guard before != .unread else {
                         // Its body is read once the delegate has decided.
                         return self.decide(outcome.response, outcome.verdict, body: .streamed(streamed, request: request))
                     }
                     // A redirect's or a challenge's body (or a 304's, empty) is read first, keeping the
                     // connection for the next hop, and the exchange is a transaction of the task's, as
                     // with URLSession.
-                    let kept = try await self.bodyReadFirst(
-                        of: streamed, verdict: outcome.verdict.verdict, stored: outcome.storedBody != nil)
+                    let kept = try await before.read(streamed.body)
                     let transaction = try await self.transaction(of: streamed, request: request, response: wire)
-                    let body = outcome.storedBody.map { ByteBuffer(bytes: $0) } ?? kept
+                    let body = outcome.storedBody.map { self.storedBody($0) } ?? kept
                     self.decide(outcome.response, outcome.verdict, body: body.map { .collected($0) } ?? .none) {
                         $0.log.record(transaction)
                     }

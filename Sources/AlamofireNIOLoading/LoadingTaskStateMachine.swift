@@ -385,7 +385,8 @@ package struct LoadingTaskStateMachine: Sendable {
 package struct HeldResponse: Sendable {
     package enum Body: Sendable {
         case none
-        /// Read already: collected in memory, stored in the cache, or a redirect's read to its end.
+        /// Read already: collected in memory, stored in the cache, or a redirect's or a challenge's
+        /// read to its end before the decision.
         case collected(ByteBuffer)
         /// A final response whose body is still to be read (streamed, or written to a file), with
         /// the request it answers.

@@ -33,8 +33,8 @@ struct TaskRequest: Sendable {
     var needsBodyStream: Bool { body.map { !$0.isReplayable } ?? false }
 
     /// Follows a redirect to `next`; returns whether it goes to another origin than the request it
-    /// follows. A redirect that changes the method (a 303, or a 301 or 302 from a POST) drops the
-    /// upload's body.
+    /// follows, and whether sending it needs a new body stream. A redirect that changes the method
+    /// (a 303, or a 301 or 302 from a POST) drops the upload's body.
     mutating func follow(_ next: URLRequest) -> (leavesOrigin: Bool, needsBodyStream: Bool) {
         var leavesOrigin = false
         if let from = current.url, let to = next.url { leavesOrigin = !RedirectPolicy.isSameOrigin(from, to) }

@@ -78,7 +78,7 @@ import FoundationNetworking
         var failed = Self.machine(received: .final, holding: HeldResponse(body: .collected(Self.body)))
         _ = failed.dispositionDecided(allow: true)
         #expect(failed.exchangeFailed(URLError(.networkConnectionLost)) == .complete(.exchangeFailed))
-        #expect(failed.takeHeldBody().collected == nil)
+        #expect(failed.held.body.collected == nil)
     }
 
     @Test func aResponseAfterACancelHoldsNothing() {
@@ -155,9 +155,13 @@ import FoundationNetworking
         #expect(machine.takeResumeDataHandler() == nil)
         #expect(heard.withLock { $0 } == [1])
 
+        // A task that completed (here: nothing stored, and it may not load) is not cancelled after.
         var completed = Machine()
-        _ = completed.cancel()
+        _ = completed.resume(at: LoadingTaskStateMachineTests.start)
+        #expect(completed.cacheUnavailable() == .complete(.resourceUnavailable))
         #expect(completed.cancel(resumeDataHandler: { _ in heard.withLock { $0.append(3) } }) == .none)
         #expect(completed.takeResumeDataHandler() == nil)
+        #expect(!completed.isCancelled)
+        #expect(completed.status == .running)
     }
 }

@@ -1,3 +1,4 @@
+import AFSynchronization
 import Foundation
 import HTTPBinServer
 import TestWaits
@@ -77,6 +78,29 @@ import FoundationNetworking
             #expect((second.metrics?.transactionMetrics.last?.response as? HTTPURLResponse)?.statusCode == 304)
             // The request as the user sees it carries no validators.
             #expect(second.request?.value(forHTTPHeaderField: "If-None-Match") == nil)
+        }
+    }
+
+    /// The stored body a 304 stands for is counted as received, as URLSession's `didReceive data`
+    /// of it is, whether the body is collected or handed over as it comes (an `onHTTPResponse` handler).
+    @Test(arguments: [false, true])
+    func a304sStoredBodyIsCountedAsDownloadProgress(withResponseHandler: Bool) async throws {
+        try await HTTPBinServer.withServer { server async throws in
+            let session = Self.session()
+            let first = try await Self.load(session.request(server.url("/etag/v1")))
+            let length = Int64(try #require(first.data).count)
+            let reports = Mutex<[(completed: Int64, total: Int64)]>([])
+            var request = session.request(server.url("/etag/v1"))
+            if withResponseHandler { request = request.onHTTPResponse { _ in } }
+            let second = try await Self.load(
+                request.downloadProgress { progress in
+                    reports.withLock { $0.append((progress.completedUnitCount, progress.totalUnitCount)) }
+                })
+            #expect((second.metrics?.transactionMetrics.last?.response as? HTTPURLResponse)?.statusCode == 304)
+            #expect(second.data == first.data)
+            #expect(length > 0)
+            let last = try #require(reports.withLock { $0.last })
+            #expect(last.completed == length && last.total == length)
         }
     }
 

@@ -37,7 +37,8 @@ final class ConnectionPool: ExchangeHandlerDelegate, HTTP2ConnectionDelegate, Se
         let eventLoopCount: Int
         var connections: [Int: any TransportConnection] = [:]
         var waiters: [Int: LeaseCompletion] = [:]
-        /// Errors to give waiters whose cancellation raced their registration, or whose connection failed.
+        /// Errors to give waiters being failed (cancelled, or their connection failed), read in the
+        /// lock section that fails them.
         var failures: [Int: any Error] = [:]
         /// The handles of the timers the machine has armed.
         var timers: [Machine.Timer: Scheduled<Void>] = [:]

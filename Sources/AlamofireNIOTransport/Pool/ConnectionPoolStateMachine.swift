@@ -25,9 +25,9 @@ import NIOCore
 /// waiters whose own deadline has passed, or who have none. Later attempts back off exponentially until one succeeds.
 ///
 /// Timers are actions: the machine says when to arm a waiter's deadline, a connection's idle timer
-/// or the backoff, and when to cancel them; the owner keeps the `Scheduled` handles. A cancellation
-/// that overtakes its request's registration is remembered here and fails the registration. The
-/// owner performs the returned actions after releasing its lock; nothing here does I/O or reads a
+/// or the backoff, and when to cancel them; the owner keeps the `Scheduled` handles. Nothing is kept
+/// of a request that is not waiting: a cancellation that overtakes its request's registration is
+/// applied by the exchange's controller once the registration is made. The owner performs the returned actions after releasing its lock; nothing here does I/O or reads a
 /// clock (`now` comes in with each event), so every path is tested as a value.
 struct ConnectionPoolStateMachine {
     enum HTTPVersion: Equatable {
