@@ -57,6 +57,9 @@ public final class HTTPTransport: Sendable {
         /// Opens TCP connections; nil (the default) is NIO's bootstrap over ``lookup``. For the
         /// tests' simulated runs.
         var connector: SocketConnector?
+        /// Runs as an attempt is about to ask its pool for a connection, once its controller has
+        /// noted the wait: where a cancel overtakes the registration. For the tests; nil in use.
+        var beforeLease: (@Sendable (ExchangeController) -> Void)?
 
         /// The defaults.
         public init() {}
@@ -308,6 +311,7 @@ public final class HTTPTransport: Sendable {
             // The wait for a connection (and the connection opened for it) is bounded by the
             // request's connect timeout, from now, within its total time limit.
             let waitDeadline = request.timeouts.connectDeadline(from: transport.clock.now, within: deadline)
+            transport.configuration.beforeLease?(controller)
             pool.lease(request: requestID, needsFreshConnection: fresh, deadline: waitDeadline) { leased in
                 switch leased {
                 case .failure(is RetiredPoolError): run(fresh: fresh, completion: completion)

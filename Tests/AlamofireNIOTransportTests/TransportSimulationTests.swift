@@ -20,11 +20,12 @@ import Testing
         let sockets: ScriptedSockets
         let transport: HTTPTransport
 
-        init(maximumConnections: Int = 6) {
+        init(maximumConnections: Int = 6, beforeLease: (@Sendable (ExchangeController) -> Void)? = nil) {
             sockets = ScriptedSockets(loop: loop)
             var configuration = HTTPTransport.Configuration()
             configuration.maximumConnectionsPerHost = maximumConnections
             configuration.connector = sockets.connector
+            configuration.beforeLease = beforeLease
             transport = HTTPTransport(configuration: configuration, eventLoopGroup: loop)
         }
 
@@ -178,6 +179,16 @@ import Testing
         #expect(running.isPending && server.isActive)
         try await server.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         #expect(try await running.response() == "200 ok")
+        await run.finish()
+    }
+
+    /// A cancel that comes after the exchange decided to wait for a connection and before the pool
+    /// registered the wait finds nothing in the pool to end: the exchange's controller ends the wait
+    /// once it is registered, so the request fails at once instead of waiting for a connection.
+    @Test func aCancelThatOvertakesThePoolRegistrationEndsTheWait() async throws {
+        let run = Run(beforeLease: { controller in controller.cancel(with: .cancelled) })
+        let exchange = run.start("/overtaken")
+        #expect(try await exchange.failure().code == .cancelled)
         await run.finish()
     }
 
